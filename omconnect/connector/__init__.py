@@ -1,0 +1,29 @@
+"""The Connector SPI: connectors, tasks, their contexts and lifecycle states."""
+
+from omconnect.connector.connector import Connector, SinkConnector, SourceConnector
+from omconnect.connector.context import (
+    ConnectorContext,
+    ErrantRecordReporter,
+    OffsetStorageReader,
+    SinkTaskContext,
+    SourceTaskContext,
+    freeze_partition,
+)
+from omconnect.connector.lifecycle import State
+from omconnect.connector.task import SinkTask, SourceTask, Task
+
+__all__ = [
+    "Connector",
+    "ConnectorContext",
+    "ErrantRecordReporter",
+    "OffsetStorageReader",
+    "SinkConnector",
+    "SinkTask",
+    "SinkTaskContext",
+    "SourceConnector",
+    "SourceTask",
+    "SourceTaskContext",
+    "State",
+    "Task",
+    "freeze_partition",
+]

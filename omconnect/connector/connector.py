@@ -1,0 +1,118 @@
+"""Connectors: split a job into task configurations, and manage their lifecycle."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from omconnect.config.definition import ConfigDef
+
+if TYPE_CHECKING:
+    from omconnect.connector.context import ConnectorContext
+    from omconnect.connector.task import SinkTask, SourceTask, Task
+
+__all__ = ["Connector", "SinkConnector", "SourceConnector"]
+
+
+class Connector(abc.ABC):
+    """A connector: it knows its settings and splits the job into tasks.
+
+    The runtime calls, in order and from one thread: :meth:`initialize`, :meth:`validate`
+    (also before creation, e.g. by ``omconnect validate``), :meth:`start`,
+    :meth:`task_configs`, later :meth:`on_pause` / :meth:`on_resume`, and finally
+    :meth:`stop` (then :meth:`on_destroyed` if the connector is deleted). When it fails,
+    :meth:`on_failed` is called with the error. A subclass missing an abstract method
+    cannot be instantiated (Python's ``TypeError`` names the method).
+    """
+
+    def __init__(self) -> None:
+        self._context: ConnectorContext | None = None
+
+    def initialize(self, context: ConnectorContext) -> None:
+        """Receive the runtime's context; called once, before :meth:`start`."""
+        self._context = context
+
+    @property
+    def context(self) -> ConnectorContext:
+        """The runtime's context (available from :meth:`initialize` on)."""
+        if self._context is None:
+            from omconnect.errors import IllegalStateError
+
+            raise IllegalStateError("the connector has no context before initialize()")
+        return self._context
+
+    @abc.abstractmethod
+    def version(self) -> str:
+        """The connector's version string."""
+
+    @abc.abstractmethod
+    def config_def(self) -> ConfigDef:
+        """The settings this connector takes."""
+
+    def validate(self, config: Mapping[str, Any]) -> dict[str, list[str]]:
+        """Per-key error messages for ``config`` (``[]`` for a valid key).
+
+        The default checks :meth:`config_def`; override to add cross-key checks (call
+        ``super().validate`` first).
+        """
+        return self.config_def().validate(config)
+
+    @abc.abstractmethod
+    def start(self, config: Mapping[str, Any]) -> None:
+        """Start with a validated ``config`` (declared keys parsed to their types)."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[Task]:
+        """The task class the runtime instantiates for each task config."""
+
+    @abc.abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        """At most ``max_tasks`` task configurations that together cover the whole job."""
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop; release what :meth:`start` acquired."""
+
+    # Lifecycle hooks (OpenMessaging Connect's); the defaults do nothing.
+    def on_pause(self) -> None:
+        """The connector was paused (its tasks stop polling); a place to release resources."""
+
+    def on_resume(self) -> None:
+        """The connector was resumed after :meth:`on_pause`."""
+
+    def on_failed(self, error: BaseException) -> None:
+        """The connector or one of its tasks failed with ``error``."""
+
+    def on_destroyed(self) -> None:
+        """The connector was deleted; it will not be started again."""
+
+
+class SourceConnector(Connector):
+    """A connector that reads from an external system into the transport."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[SourceTask]:
+        """The :class:`~omconnect.connector.SourceTask` subclass to run."""
+
+    def exactly_once_support(self) -> bool:
+        """Whether the source can be replayed from its offsets without duplicates.
+
+        Default ``False``: the runtime refuses an exactly-once pipeline with it.
+        """
+        return False
+
+
+class SinkConnector(Connector):
+    """A connector that writes from the transport into an external system."""
+
+    @abc.abstractmethod
+    def task_class(self) -> type[SinkTask]:
+        """The :class:`~omconnect.connector.SinkTask` subclass to run."""
+
+    def exactly_once_support(self) -> bool:
+        """Whether the sink writes idempotently or transactionally with its offsets.
+
+        Default ``False``: the runtime refuses an exactly-once pipeline with it.
+        """
+        return False

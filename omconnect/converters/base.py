@@ -1,0 +1,75 @@
+"""The Converter SPI: between connector values (schema + value) and transport bytes."""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omconnect.config.definition import ConfigDef
+from omconnect.data.schema import Schema
+from omconnect.data.struct import SchemaAndValue
+
+__all__ = ["Converter", "HeaderConverter"]
+
+
+class Converter(abc.ABC):
+    """Turns keys or values into bytes for the transport, and back.
+
+    One instance converts either keys or values (``is_key`` in :meth:`configure`).
+    Instances are used by one task thread. The batch methods are what the runtime calls;
+    their defaults loop over the single-value methods, and a converter may override them
+    for speed.
+    """
+
+    config_def: ConfigDef = ConfigDef()
+
+    def configure(self, config: Mapping[str, Any], is_key: bool) -> None:
+        """Configure from the ``key.converter.*``/``value.converter.*`` settings (prefix
+        stripped).
+        """
+
+    @abc.abstractmethod
+    def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
+        """Serialise ``value`` of ``schema``; ``None`` stays ``None`` (a tombstone).
+
+        Raises:
+            DataError: The value does not match the schema or cannot be serialised.
+
+        """
+
+    @abc.abstractmethod
+    def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:
+        """Deserialise ``data``; ``None`` gives a null value.
+
+        Raises:
+            DataError: The bytes are not valid for this converter.
+
+        """
+
+    def from_connect_batch(
+        self, topic: str, items: Sequence[tuple[Schema | None, Any]]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for each (schema, value), in order."""
+        return [self.from_connect(topic, schema, value) for schema, value in items]
+
+    def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
+        """:meth:`to_connect` for each item, in order."""
+        return [self.to_connect(topic, item) for item in data]
+
+
+class HeaderConverter(abc.ABC):
+    """Turns header values into bytes and back."""
+
+    def configure(self, config: Mapping[str, Any]) -> None:
+        """Configure from the ``header.converter.*`` settings (prefix stripped)."""
+
+    @abc.abstractmethod
+    def from_connect_header(
+        self, topic: str, key: str, schema: Schema | None, value: Any
+    ) -> bytes | None:
+        """Serialise one header value."""
+
+    @abc.abstractmethod
+    def to_connect_header(self, topic: str, key: str, data: bytes | None) -> SchemaAndValue:
+        """Deserialise one header value."""

@@ -1,0 +1,125 @@
+"""Struct: a value of a STRUCT schema, and SchemaAndValue."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+
+from omconnect.data.schema import Schema, Type
+from omconnect.data.values import validate_value
+from omconnect.errors import DataError
+
+__all__ = ["SchemaAndValue", "Struct"]
+
+_UNSET: Any = object()
+
+
+class Struct:
+    """A value of a STRUCT schema: named fields, each validated against its field schema.
+
+    Every :meth:`put` is validated at once; :meth:`validate` checks that every required
+    field is set. Two structs are equal when their schemas and values are.
+
+    Args:
+        schema: A STRUCT schema.
+        values: Initial field values by name (each validated as by :meth:`put`).
+
+    Raises:
+        DataError: ``schema`` is not a STRUCT, or a value does not match its field.
+
+    """
+
+    __slots__ = ("_schema", "_values")
+
+    def __init__(self, schema: Schema, values: Mapping[str, Any] | None = None) -> None:
+        if schema.type is not Type.STRUCT:
+            raise DataError(f"a Struct needs a STRUCT schema, got {schema}")
+        self._schema = schema
+        self._values: list[Any] = [_UNSET] * len(schema.fields)
+        if values:
+            for name, value in values.items():
+                self.put(name, value)
+
+    @property
+    def schema(self) -> Schema:
+        """The struct's schema."""
+        return self._schema
+
+    def put(self, name: str, value: Any) -> Struct:
+        """Set field ``name`` to ``value`` after validating it; returns self for chaining.
+
+        Raises:
+            DataError: No such field, or the value does not match the field's schema.
+
+        """
+        field = self._schema.field(name)
+        validate_value(field.schema, value, path=name)
+        self._values[field.index] = value
+        return self
+
+    def get(self, name: str) -> Any:
+        """The value of field ``name``, or the field's default when it was not set.
+
+        Raises:
+            DataError: No such field.
+
+        """
+        field = self._schema.field(name)
+        value = self._values[field.index]
+        return field.schema.default if value is _UNSET else value
+
+    def __getitem__(self, name: str) -> Any:
+        return self.get(name)
+
+    def validate(self) -> None:
+        """Check that every required field without a default has a value.
+
+        Raises:
+            DataError: Naming the first missing field.
+
+        """
+        for field in self._schema.fields:
+            value = self._values[field.index]
+            if value is _UNSET or value is None:
+                if not field.schema.optional and field.schema.default is None:
+                    raise DataError(
+                        f"required field {field.name!r} of {self._schema.name or 'struct'} "
+                        "has no value"
+                    )
+            elif isinstance(value, Struct):
+                value.validate()
+
+    def items(self) -> Iterator[tuple[str, Any]]:
+        """(name, value) for every field, in schema order, defaults filled in."""
+        for field in self._schema.fields:
+            yield field.name, self.get(field.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict, nested structs converted too."""
+        return {
+            name: value.to_dict() if isinstance(value, Struct) else value
+            for name, value in self.items()
+        }
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Struct):
+            return NotImplemented
+        return self._schema == other._schema and dict(self.items()) == dict(other.items())
+
+    def __hash__(self) -> int:
+        return hash((self._schema, tuple(repr(v) for _, v in self.items())))
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{k}={v!r}" for k, v in self.items())
+        return f"Struct{{{body}}}"
+
+
+@attrs.frozen(slots=True)
+class SchemaAndValue:
+    """A value with its schema (either may be ``None``: a schemaless value, a null)."""
+
+    schema: Schema | None
+    value: Any
+

@@ -1,0 +1,158 @@
+"""Plugin discovery: transports, connectors, converters and transforms by name.
+
+Plugins register through ``importlib.metadata`` entry points in the groups below and are
+loaded lazily, only when named. A name can also be a Python path (``package.module:Class``
+or ``package.module.Class``), or an alias (Kafka Connect's class names and short names of
+the built-ins, e.g. ``FileStreamSource``). An unknown name is a :class:`PluginError` that
+lists the known names with a "did you mean".
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.metadata
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from omconnect.errors import MissingExtraError, PluginError
+
+__all__ = [
+    "CONNECTORS",
+    "CONVERTERS",
+    "GROUPS",
+    "PREDICATES",
+    "TRANSFORMS",
+    "TRANSPORTS",
+    "available",
+    "load",
+    "plugin_version",
+    "register_alias",
+    "require",
+]
+
+TRANSPORTS = "omconnect.transports"
+CONNECTORS = "omconnect.connectors"
+CONVERTERS = "omconnect.converters"
+TRANSFORMS = "omconnect.transforms"
+PREDICATES = "omconnect.predicates"
+GROUPS = (TRANSPORTS, CONNECTORS, CONVERTERS, TRANSFORMS, PREDICATES)
+
+_KIND = {
+    TRANSPORTS: "transport",
+    CONNECTORS: "connector",
+    CONVERTERS: "converter",
+    TRANSFORMS: "transform",
+    PREDICATES: "predicate",
+}
+
+# Alias -> entry-point name, per group (Kafka Connect's names for our built-ins).
+_ALIASES: dict[str, dict[str, str]] = {group: {} for group in GROUPS}
+
+
+def register_alias(group: str, alias: str, name: str) -> None:
+    """Make ``alias`` resolve to the plugin ``name`` of ``group``."""
+    _ALIASES[group][alias] = name
+
+
+@cache
+def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+
+
+def available(group: str) -> dict[str, importlib.metadata.EntryPoint]:
+    """The registered plugins of ``group``, by name (nothing is imported)."""
+    return dict(_entry_points(group))
+
+
+def _import_path(path: str) -> Any:
+    module_name, sep, attr = path.partition(":")
+    if not sep:
+        module_name, _, attr = path.rpartition(".")
+    module = importlib.import_module(module_name)
+    obj: Any = module
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def _unknown(group: str, name: str) -> PluginError:
+    known = sorted(set(_entry_points(group)) | set(_ALIASES[group]))
+    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    listing = ", ".join(known) or "none installed"
+    return PluginError(
+        f"unknown {_KIND.get(group, group)} {name!r}{hint} Known: {listing}. "
+        "A Python path (package.module:Class) works too."
+    )
+
+
+def load(group: str, name: str, *, check: Callable[[Any], str | None] | None = None) -> Any:
+    """The plugin ``name`` of ``group`` (a class, usually).
+
+    Args:
+        group: One of :data:`GROUPS`.
+        name: An entry-point name, an alias, or a Python path.
+        check: Validates the loaded object; returns a message when it is not a valid plugin.
+
+    Raises:
+        PluginError: Unknown name (listing the known ones), or ``check`` failed.
+        MissingExtraError: The plugin needs an extra that is not installed.
+
+    """
+    eps = _entry_points(group)
+    target = _ALIASES[group].get(name, name)
+    try:
+        if target in eps:
+            obj = eps[target].load()
+        elif "." in target or ":" in target:
+            try:
+                obj = _import_path(target)
+            except (ImportError, AttributeError, ValueError) as exc:
+                if isinstance(exc, MissingExtraError):
+                    raise
+                if isinstance(exc, ModuleNotFoundError) and exc.name and not target.startswith(
+                    exc.name
+                ):
+                    raise
+                raise _unknown(group, name) from exc
+        else:
+            raise _unknown(group, name)
+    except MissingExtraError:
+        raise
+    if check is not None:
+        problem = check(obj)
+        if problem:
+            raise PluginError(f"{_KIND.get(group, group)} plugin {name!r} is invalid: {problem}")
+    return obj
+
+
+def plugin_version(obj: Any) -> str:
+    """The version of a plugin: its ``version()``/``__version__`` if any, else the
+    version of the distribution that ships its module.
+    """
+    for attr in ("__version__", "VERSION"):
+        value = getattr(obj, attr, None)
+        if isinstance(value, str):
+            return value
+    module = getattr(obj, "__module__", "") or ""
+    top = module.split(".")[0]
+    for dist_name, packages in importlib.metadata.packages_distributions().items():
+        if dist_name == top:
+            return importlib.metadata.version(packages[0])
+    return "unknown"
+
+
+def require(module: str, *, plugin: str, extra: str) -> Any:
+    """Import ``module`` for ``plugin``, or raise :class:`MissingExtraError` naming the
+    extra to install. Only the module's own absence is translated; an ImportError from
+    inside an installed module propagates unchanged.
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        missing = getattr(exc, "name", None) or ""
+        if missing == module or module.startswith(missing + ".") or missing.startswith(module):
+            raise MissingExtraError(plugin, extra, module) from exc
+        raise

@@ -1,0 +1,275 @@
+"""The Transport SPI: what a driver implements so omconnect runs on its queue.
+
+A driver implements five small contracts; batching, retries, conversion, metrics and error
+routing live once, in the runtime.
+
+* :class:`Producer` — ``send`` a batch, get one future for its acknowledgements.
+* :class:`Consumer` — ``subscribe`` in a group (or ``assign``), ``poll`` a batch,
+  ``commit`` positions.
+* :class:`KeyValueStore` — durable ``get``/``put``/``put_many``/``scan`` (offsets live here).
+* :class:`Admin` — create, list and delete topics.
+* :class:`Transport` — the factory for the four above, with its :class:`Capabilities`.
+
+Threads: a :class:`Producer` and a :class:`KeyValueStore` may be called from any thread.
+A :class:`Consumer` is used by one thread at a time, except :meth:`Consumer.wakeup`, which
+any thread may call to end a blocking ``poll`` early. Acknowledgement futures may complete
+on a thread of the transport's own.
+
+Errors: no driver exception escapes; each is translated into an
+:class:`~omconnect.errors.TransportError` (fatal) or a
+:class:`~omconnect.errors.RetriableTransportError`, chained to the original.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any, ClassVar, Literal
+
+from omconnect.config.definition import ConfigDef
+from omconnect.errors import UnsupportedOperationError
+from omconnect.records import RecordMetadata, TopicPartition
+from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.messages import Message, TopicSpec
+
+__all__ = [
+    "Admin",
+    "Consumer",
+    "KeyValueStore",
+    "Producer",
+    "RebalanceListener",
+    "SendFuture",
+    "StartFrom",
+    "Transport",
+]
+
+SendFuture = Future  # Future[list[RecordMetadata]]
+"""Completes when every message of a batch is acknowledged (result: one
+:class:`~omconnect.records.RecordMetadata` per message, in order) or when any failed
+(exception: :class:`~omconnect.errors.SendError` whose ``outcomes`` say which)."""
+
+StartFrom = Literal["earliest", "latest"]
+
+
+class Producer(abc.ABC):
+    """Sends batches of messages. Safe to call from any thread."""
+
+    @abc.abstractmethod
+    def send(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
+        """Send a batch; return at once with a future for its acknowledgements.
+
+        An acknowledgement means the message is stored as durably as the transport's
+        ``persistent`` capability promises; only then may a source offset be committed.
+        Messages with the same key and topic are stored in the order given.
+
+        Raises:
+            MessageTooLargeError: A message exceeds ``capabilities.max_message_bytes``
+                (raised before anything of the batch is sent).
+            TransportError: The producer is closed or the transport failed.
+
+        """
+
+    @abc.abstractmethod
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until every message sent so far is acknowledged or failed.
+
+        Raises:
+            TransportTimeoutError: Not done within ``timeout`` seconds.
+
+        """
+
+    @abc.abstractmethod
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, then release resources. Idempotent; sending afterwards is an error."""
+
+
+class RebalanceListener:
+    """Called from within :meth:`Consumer.poll`, on the consumer's thread, as the group's
+    partition assignment changes. Override what you need.
+    """
+
+    def on_partitions_revoked(self, partitions: frozenset[TopicPartition]) -> None:
+        """These partitions are taken away; commit what is done for them now."""
+
+    def on_partitions_assigned(self, partitions: frozenset[TopicPartition]) -> None:
+        """These partitions are now this consumer's."""
+
+
+class Consumer(abc.ABC):
+    """Reads batches of messages, alone (``assign``) or in a group (``subscribe``).
+
+    Used by one thread at a time (except :meth:`wakeup`). Positions are per partition:
+    committing ``n`` for a partition means every message before offset ``n`` is done and
+    is not delivered to the group again.
+    """
+
+    @abc.abstractmethod
+    def subscribe(
+        self, topics: Sequence[str], listener: RebalanceListener | None = None
+    ) -> None:
+        """Join the consumer's group for ``topics``; the group shares their partitions."""
+
+    @abc.abstractmethod
+    def poll(self, max_records: int, timeout: float) -> list[Message]:
+        """Up to ``max_records`` messages, waiting at most ``timeout`` seconds for the first.
+
+        Returns an empty list when nothing arrived in time. Messages of one partition come
+        in offset order.
+        """
+
+    @abc.abstractmethod
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Durably record, for the group, the next offset to read on each partition.
+
+        Raises:
+            TransportError: The commit failed; nothing may be assumed committed.
+
+        """
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Leave the group and release resources, without committing. Idempotent."""
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions this consumer currently reads."""
+        raise UnsupportedOperationError(f"{type(self).__name__} does not report assignments")
+
+    def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int | None]:
+        """The group's committed offsets for ``partitions`` (``None`` where none)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot read committed offsets")
+
+    def assign(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read exactly ``partitions``, outside any group (needs ``replayable``)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot assign partitions")
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Read ``partition`` from ``offset`` on the next poll (needs ``replayable``)."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot seek")
+
+    def offset_range(self, partition: TopicPartition) -> tuple[int, int]:
+        """(first offset kept, offset the next message will get) of ``partition``
+        (needs ``replayable``).
+        """
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot report offset ranges")
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stop returning messages of ``partitions`` until resumed; nothing is lost."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot pause partitions")
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        """Return messages of ``partitions`` again."""
+        raise UnsupportedOperationError(f"{type(self).__name__} cannot resume partitions")
+
+    def wakeup(self) -> None:
+        """End a blocking :meth:`poll` early (it returns what it has). Any thread."""
+
+
+class KeyValueStore(abc.ABC):
+    """A durable map from ``str`` keys to ``bytes`` values; the last write wins.
+
+    Safe to call from several threads. A write that returned has survived a restart of
+    the process (and of the broker, when the transport is ``persistent``).
+    """
+
+    @abc.abstractmethod
+    def get(self, key: str) -> bytes | None:
+        """The value stored under ``key``, or ``None``."""
+
+    @abc.abstractmethod
+    def put_many(self, items: Mapping[str, bytes | None]) -> None:
+        """Store several values at once; a ``None`` value deletes the key."""
+
+    @abc.abstractmethod
+    def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+        """Every (key, value) whose key starts with ``prefix``, in key order."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release resources. Idempotent."""
+
+    def put(self, key: str, value: bytes | None) -> None:
+        """Store one value; ``None`` deletes the key."""
+        self.put_many({key: value})
+
+
+class Admin(abc.ABC):
+    """Creates, lists and deletes topics."""
+
+    @abc.abstractmethod
+    def create_topics(self, topics: Sequence[TopicSpec]) -> None:
+        """Create topics; a topic that already exists is left as it is."""
+
+    @abc.abstractmethod
+    def list_topics(self) -> dict[str, TopicSpec]:
+        """Every topic, by name."""
+
+    @abc.abstractmethod
+    def delete_topics(self, names: Sequence[str]) -> None:
+        """Delete topics and their messages; unknown names are ignored."""
+
+    def close(self) -> None:
+        """Release resources. Idempotent."""
+
+
+class Transport(abc.ABC):
+    """A message queue omconnect can run on: the factory for its producers, consumers,
+    key/value stores and admin.
+
+    Subclasses set :attr:`name` and :attr:`config_def` and take their options (without
+    the ``<name>.`` prefix the worker config uses) in ``__init__``; the runtime validates
+    them against :attr:`config_def` first, so an unknown or bad option is rejected naming
+    the key.
+    """
+
+    name: ClassVar[str]
+    config_def: ClassVar[ConfigDef] = ConfigDef()
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        self.config: dict[str, Any] = self.config_def.parse(
+            config or {}, what=f"transport '{getattr(self, 'name', type(self).__name__)}'",
+            prefix=f"{getattr(self, 'name', '')}." if getattr(self, "name", "") else "",
+        )
+
+    @property
+    @abc.abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What this transport offers."""
+
+    @abc.abstractmethod
+    def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
+        """A new producer. ``options`` are the native client's own settings, passed through."""
+
+    @abc.abstractmethod
+    def consumer(
+        self,
+        group: str | None = None,
+        *,
+        start: StartFrom = "earliest",
+        options: Mapping[str, Any] | None = None,
+    ) -> Consumer:
+        """A new consumer in ``group`` (``None`` for a lone consumer that will ``assign``).
+
+        Args:
+            group: The consumer group.
+            start: Where a group with no committed position starts.
+            options: The native client's own settings, passed through.
+
+        """
+
+    @abc.abstractmethod
+    def kv_store(self, namespace: str) -> KeyValueStore:
+        """The durable key/value store called ``namespace`` (created if missing)."""
+
+    @abc.abstractmethod
+    def admin(self) -> Admin:
+        """An admin client."""
+
+    def close(self) -> None:
+        """Release shared resources. Idempotent."""
+
+    def __enter__(self) -> Transport:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

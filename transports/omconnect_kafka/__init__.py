@@ -1,0 +1,1 @@
+"""omconnect Kafka transport plugin."""

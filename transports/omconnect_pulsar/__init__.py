@@ -1,0 +1,1 @@
+"""omconnect Pulsar transport plugin."""

@@ -1,0 +1,1 @@
+"""omconnect RabbitMQ transport plugin."""
