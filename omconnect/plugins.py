@@ -47,12 +47,34 @@ _KIND = {
     PREDICATES: "predicate",
 }
 
-# Alias -> entry-point name, per group (Kafka Connect's names for our built-ins).
-_ALIASES: dict[str, dict[str, str]] = {group: {} for group in GROUPS}
+# Kafka Connect's names for our built-ins: alias -> entry-point name, per group.
+# Keep one block per group; add to it rather than registering aliases at import time.
+_BUILTIN_ALIASES: dict[str, dict[str, str]] = {
+    CONNECTORS: {
+        "FileStreamSource": "file-source",
+        "FileStreamSourceConnector": "file-source",
+        "org.apache.kafka.connect.file.FileStreamSourceConnector": "file-source",
+        "FileStreamSink": "file-sink",
+        "FileStreamSinkConnector": "file-sink",
+        "org.apache.kafka.connect.file.FileStreamSinkConnector": "file-sink",
+    },
+}
+
+# Alias -> entry-point name, per group: the built-ins above plus register_alias().
+_ALIASES: dict[str, dict[str, str]] = {
+    group: dict(_BUILTIN_ALIASES.get(group, {})) for group in GROUPS
+}
 
 
 def register_alias(group: str, alias: str, name: str) -> None:
-    """Make ``alias`` resolve to the plugin ``name`` of ``group``."""
+    """Make ``alias`` resolve to the plugin ``name`` of ``group``.
+
+    Raises:
+        PluginError: ``group`` is not one of :data:`GROUPS`.
+
+    """
+    if group not in _ALIASES:
+        raise PluginError(f"unknown plugin group {group!r}; expected one of: {', '.join(GROUPS)}")
     _ALIASES[group][alias] = name
 
 
@@ -80,7 +102,7 @@ def _import_path(path: str) -> Any:
 def _unknown(group: str, name: str) -> PluginError:
     known = sorted(set(_entry_points(group)) | set(_ALIASES[group]))
     close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
-    hint = f"; did you mean {close[0]!r}?" if close else ""
+    hint = f"; did you mean {close[0]!r}?" if close else "."
     listing = ", ".join(known) or "none installed"
     return PluginError(
         f"unknown {_KIND.get(group, group)} {name!r}{hint} Known: {listing}. "
@@ -153,6 +175,8 @@ def require(module: str, *, plugin: str, extra: str) -> Any:
         return importlib.import_module(module)
     except ImportError as exc:
         missing = getattr(exc, "name", None) or ""
-        if missing == module or module.startswith(missing + ".") or missing.startswith(module):
+        if missing == module or module.startswith(missing + ".") or missing.startswith(
+            module + "."
+        ):
             raise MissingExtraError(plugin, extra, module) from exc
         raise
