@@ -72,8 +72,9 @@ class ConnectError(Exception):
         return f"{self.message} [{where}]"
 
     def __reduce__(self) -> tuple[Any, ...]:
-        # Keep context across pickling (Spark ships errors between processes).
-        return (_rebuild, (type(self), self.message, self.context))
+        # Keep context and every attribute a subclass added (ConfigError.errors,
+        # SendError.outcomes, ...) across pickling: Spark ships errors between processes.
+        return (_rebuild, (type(self), self.message, self.context), dict(self.__dict__))
 
 
 def _rebuild(cls: type[ConnectError], message: str, context: dict[str, Any]) -> ConnectError:
