@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
@@ -13,6 +14,8 @@ from omconnect.config.validators import Validator
 from omconnect.errors import ConfigError, DataError
 
 __all__ = ["NO_DEFAULT", "ConfigDef", "ConfigKey"]
+
+_log = logging.getLogger("omconnect.config")
 
 
 class _NoDefault:
@@ -95,7 +98,8 @@ class ConfigDef:
         """Declare a setting; returns self for chaining.
 
         Raises:
-            ValueError: ``name`` is already defined, or the default does not parse.
+            ValueError: ``name`` is already defined, or the default does not parse or
+                fails one of ``validators``.
 
         """
         if default is not NO_DEFAULT and default is not None:
@@ -103,6 +107,10 @@ class ConfigDef:
                 default = type.parse(default)
             except DataError as exc:
                 raise ValueError(f"default of config key {name!r}: {exc}") from None
+            for validator in validators:
+                problem = validator(default)
+                if problem:
+                    raise ValueError(f"default of config key {name!r}: {problem}")
         self._add(ConfigKey(name=name, type=type, default=default, importance=importance,
                             documentation=documentation, validators=tuple(validators),
                             group=group, display_name=display_name))
@@ -164,6 +172,7 @@ class ConfigDef:
         *,
         what: str = "configuration",
         prefix: str = "",
+        strict: bool = False,
     ) -> dict[str, Any]:
         """``config`` with every declared key parsed to its type and defaults filled in.
 
@@ -174,6 +183,8 @@ class ConfigDef:
             what: What is configured, for the error message.
             prefix: How the keys are written in the user's file (for messages), e.g.
                 ``"embedded."`` for transport settings.
+            strict: Log a warning (logger ``omconnect.config``) for each undeclared key
+                that is close to a declared one, with a "did you mean".
 
         Raises:
             ConfigError: Listing every key that is missing or invalid, each with its fix.
@@ -182,6 +193,12 @@ class ConfigDef:
         errors = self.validate(config, prefix=prefix)
         if any(errors.values()):
             raise ConfigError.from_errors(errors, what=what)
+        if strict:
+            for name in config:
+                close = None if name in self._keys else self.suggest(name)
+                if close is not None:
+                    _log.warning("%s: %s%s is not a known setting; did you mean %r?",
+                                 what, prefix, name, prefix + close)
         result = dict(config)
         for key in self._keys.values():
             raw = config.get(key.name)

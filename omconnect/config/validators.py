@@ -33,11 +33,15 @@ class Range:
         return None
 
 
+def _strings(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(values)
+
+
 @attrs.frozen
 class OneOf:
     """A string among ``choices`` (case-insensitive unless ``case_sensitive``)."""
 
-    choices: tuple[str, ...] = attrs.field(converter=tuple)
+    choices: tuple[str, ...] = attrs.field(converter=_strings)
     case_sensitive: bool = False
 
     def __call__(self, value: Any) -> str | None:
