@@ -80,6 +80,33 @@ def decimal_scale(schema: Schema) -> int:
         raise DataError(f"Decimal schema {schema} has no integer '{SCALE}' parameter") from None
 
 
+def _unscaled(value: decimal.Decimal, scale: int) -> int:
+    """``value * 10**scale`` as an exact integer (no rounding: a lossy value is an error)."""
+    if not value.is_finite():
+        raise DataError(f"Decimal value {value} is not finite; only finite numbers can be encoded")
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    coefficient = int("".join(map(str, digits)) or "0")
+    shift = exponent + scale
+    unscaled: int
+    if shift >= 0:
+        unscaled = coefficient * 10**shift
+    else:
+        unscaled, dropped = divmod(coefficient, 10 ** (-shift))
+        if dropped:
+            raise DataError(
+                f"Decimal value {value} has more than {scale} digits after the point (the "
+                "schema's scale); round it first, e.g. with value.quantize()"
+            )
+    return -unscaled if sign else unscaled
+
+
+def _decimal_from_unscaled(unscaled: int, scale: int) -> decimal.Decimal:
+    """The exact decimal ``unscaled * 10**-scale`` (independent of the context precision)."""
+    digits = tuple(int(d) for d in str(abs(unscaled)))
+    return decimal.Decimal((1 if unscaled < 0 else 0, digits, -scale))
+
+
 def to_logical(schema: Schema, encoded: Any) -> Any:
     """Decode the primitive ``encoded`` of a logical ``schema`` into its Python value.
 
@@ -90,7 +117,7 @@ def to_logical(schema: Schema, encoded: Any) -> Any:
         return encoded
     if name == DECIMAL:
         unscaled = int.from_bytes(bytes(encoded), "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-decimal_scale(schema))
+        return _decimal_from_unscaled(unscaled, decimal_scale(schema))
     if name == DATE:
         return _EPOCH_DATE + dt.timedelta(days=int(encoded))
     if name == TIME:
@@ -116,10 +143,10 @@ def from_logical(schema: Schema, value: Any) -> Any:
     if name == DECIMAL:
         if not isinstance(value, decimal.Decimal):
             raise DataError(f"Decimal schema needs a decimal.Decimal, got {type(value).__name__}")
-        scale = decimal_scale(schema)
-        unscaled = int(value.scaleb(scale).to_integral_value(rounding=decimal.ROUND_HALF_EVEN))
-        length = max(1, (unscaled.bit_length() + 8) // 8)
-        return unscaled.to_bytes(length, "big", signed=True)
+        unscaled = _unscaled(value, decimal_scale(schema))
+        # Minimal two's complement, as Java's BigInteger.toByteArray() writes it.
+        magnitude = unscaled if unscaled >= 0 else ~unscaled
+        return unscaled.to_bytes(magnitude.bit_length() // 8 + 1, "big", signed=True)
     if name == DATE:
         if not isinstance(value, dt.date) or isinstance(value, dt.datetime):
             raise DataError(f"Date schema needs a datetime.date, got {type(value).__name__}")

@@ -4,7 +4,8 @@ The rules (as Kafka Connect's SchemaProjector, which these mirror):
 
 * Types must match, except numeric widening along int8 → int16 → int32 → int64 →
   float32 → float64.
-* Names, versions and parameters must match when both schemas set them.
+* Names and parameters must match when both schemas set them. Versions may differ:
+  reading version 1 data as version 2 is what evolution is.
 * A struct field in the target but not in the source takes the target's default, or
   ``None`` if optional; a required field without a default is an error. Fields only in the
   source are dropped.

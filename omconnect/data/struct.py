@@ -74,7 +74,8 @@ class Struct:
         return self.get(name)
 
     def validate(self) -> None:
-        """Check that every required field without a default has a value.
+        """Check that every required field without a default has a value, in this struct
+        and in every struct nested in it (directly, or in arrays and maps).
 
         Raises:
             DataError: Naming the first missing field.
@@ -88,8 +89,8 @@ class Struct:
                         f"required field {field.name!r} of {self._schema.name or 'struct'} "
                         "has no value"
                     )
-            elif isinstance(value, Struct):
-                value.validate()
+            elif not field.schema.type.is_primitive:
+                _validate_nested(value)
 
     def items(self) -> Iterator[tuple[str, Any]]:
         """(name, value) for every field, in schema order, defaults filled in."""
@@ -114,6 +115,19 @@ class Struct:
     def __repr__(self) -> str:
         body = ", ".join(f"{k}={v!r}" for k, v in self.items())
         return f"Struct{{{body}}}"
+
+
+def _validate_nested(value: Any) -> None:
+    """Validate the structs inside ``value`` (a struct, or an array or map holding some)."""
+    if isinstance(value, Struct):
+        value.validate()
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _validate_nested(item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _validate_nested(key)
+            _validate_nested(item)
 
 
 @attrs.frozen(slots=True)
