@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -46,6 +46,50 @@ class Struct:
     def schema(self) -> Schema:
         """The struct's schema."""
         return self._schema
+
+    @classmethod
+    def from_values(
+        cls, schema: Schema, values: Sequence[Any], *, validate: bool = True
+    ) -> Struct:
+        """A struct from one value per field, in the order of ``schema.fields``.
+
+        This is the fast way to build a struct from another (transforms and converters
+        use it on their hot path): no per-name lookups.
+
+        Args:
+            schema: A STRUCT schema.
+            values: One value per field, in field order (``None`` for a null).
+            validate: Check each value against its field schema, as :meth:`put` does.
+                Pass ``False`` only when every value is known to be valid already, e.g.
+                copied from a struct whose field has the same schema.
+
+        Raises:
+            DataError: ``schema`` is not a STRUCT, the number of values differs from the
+                number of fields, or (when validating) a value does not match its field.
+
+        """
+        if schema.type is not Type.STRUCT:
+            raise DataError(f"a Struct needs a STRUCT schema, got {schema}")
+        fields = schema.fields
+        if len(values) != len(fields):
+            raise DataError(
+                f"{len(values)} values given for the {len(fields)} fields of "
+                f"{schema.name or 'struct'}"
+            )
+        if validate:
+            for field, value in zip(fields, values, strict=True):
+                validate_value(field.schema, value, path=field.name)
+        struct = cls.__new__(cls)
+        struct._schema = schema
+        struct._values = list(values)
+        return struct
+
+    def values(self) -> list[Any]:
+        """Every field's value in schema order, defaults filled in (a new list)."""
+        return [
+            field.schema.default if value is _UNSET else value
+            for field, value in zip(self._schema.fields, self._values, strict=True)
+        ]
 
     def put(self, name: str, value: Any) -> Struct:
         """Set field ``name`` to ``value`` after validating it; returns self for chaining.
