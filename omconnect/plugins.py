@@ -47,6 +47,40 @@ _KIND = {
     PREDICATES: "predicate",
 }
 
+# Kafka Connect's transforms and predicates (simple class names) -> our entry-point names;
+# each is also reachable by its full class name (see _BUILTIN_ALIASES).
+_KAFKA_CONNECT_TRANSFORMS = {
+    "Cast$Key": "cast-key",
+    "Cast$Value": "cast-value",
+    "DropHeaders": "drop-headers",
+    "ExtractField$Key": "extract-field-key",
+    "ExtractField$Value": "extract-field-value",
+    "Filter": "filter",
+    "Flatten$Key": "flatten-key",
+    "Flatten$Value": "flatten-value",
+    "HeaderFrom$Key": "header-from-key",
+    "HeaderFrom$Value": "header-from-value",
+    "HoistField$Key": "hoist-field-key",
+    "HoistField$Value": "hoist-field-value",
+    "InsertField$Key": "insert-field-key",
+    "InsertField$Value": "insert-field-value",
+    "InsertHeader": "insert-header",
+    "MaskField$Key": "mask-field-key",
+    "MaskField$Value": "mask-field-value",
+    "RegexRouter": "regex-router",
+    "ReplaceField$Key": "replace-field-key",
+    "ReplaceField$Value": "replace-field-value",
+    "TimestampConverter$Key": "timestamp-converter-key",
+    "TimestampConverter$Value": "timestamp-converter-value",
+    "TimestampRouter": "timestamp-router",
+    "ValueToKey": "value-to-key",
+}
+_KAFKA_CONNECT_PREDICATES = {
+    "HasHeaderKey": "has-header-key",
+    "RecordIsTombstone": "record-is-tombstone",
+    "TopicNameMatches": "topic-name-matches",
+}
+
 # Kafka Connect's names for our built-ins: alias -> entry-point name, per group.
 # Keep one block per group; add to it rather than registering aliases at import time.
 _BUILTIN_ALIASES: dict[str, dict[str, str]] = {
@@ -57,6 +91,16 @@ _BUILTIN_ALIASES: dict[str, dict[str, str]] = {
         "FileStreamSink": "file-sink",
         "FileStreamSinkConnector": "file-sink",
         "org.apache.kafka.connect.file.FileStreamSinkConnector": "file-sink",
+    },
+    TRANSFORMS: {
+        alias: name
+        for simple, name in _KAFKA_CONNECT_TRANSFORMS.items()
+        for alias in (simple, "org.apache.kafka.connect.transforms." + simple)
+    },
+    PREDICATES: {
+        alias: name
+        for simple, name in _KAFKA_CONNECT_PREDICATES.items()
+        for alias in (simple, "org.apache.kafka.connect.transforms.predicates." + simple)
     },
 }
 
