@@ -122,9 +122,25 @@ def register_alias(group: str, alias: str, name: str) -> None:
     _ALIASES[group][alias] = name
 
 
+# (group, name) -> "value (distribution)" of each entry point when distributions disagree.
+_CLASHES: dict[tuple[str, str], list[str]] = {}
+
+
 @cache
 def _entry_points(group: str) -> dict[str, importlib.metadata.EntryPoint]:
-    return {ep.name: ep for ep in importlib.metadata.entry_points(group=group)}
+    found: dict[str, importlib.metadata.EntryPoint] = {}
+    for key in [k for k in _CLASHES if k[0] == group]:
+        del _CLASHES[key]
+    for ep in importlib.metadata.entry_points(group=group):
+        first = found.setdefault(ep.name, ep)
+        if first.value != ep.value:
+            _CLASHES.setdefault((group, ep.name), [_origin(first)]).append(_origin(ep))
+    return found
+
+
+def _origin(ep: importlib.metadata.EntryPoint) -> str:
+    dist = ep.dist.name if ep.dist is not None else "an unknown distribution"
+    return f"{ep.value} (from {dist})"
 
 
 def available(group: str) -> dict[str, importlib.metadata.EntryPoint]:
@@ -144,8 +160,12 @@ def _import_path(path: str) -> Any:
 
 
 def _unknown(group: str, name: str) -> PluginError:
-    known = sorted(set(_entry_points(group)) | set(_ALIASES[group]))
-    close = difflib.get_close_matches(name, known, n=1, cutoff=0.6)
+    installed = _entry_points(group)
+    known = sorted(installed)
+    # Aliases count for "did you mean" only when their plugin is installed.
+    candidates = known + [alias for alias, target in _ALIASES[group].items()
+                          if target in installed]
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
     hint = f"; did you mean {close[0]!r}?" if close else "."
     listing = ", ".join(known) or "none installed"
     return PluginError(
@@ -163,13 +183,20 @@ def load(group: str, name: str, *, check: Callable[[Any], str | None] | None = N
         check: Validates the loaded object; returns a message when it is not a valid plugin.
 
     Raises:
-        PluginError: Unknown name (listing the known ones), or ``check`` failed.
+        PluginError: Unknown name (listing the known ones), a name that several installed
+            distributions register differently, or ``check`` failed.
         MissingExtraError: The plugin needs an extra that is not installed.
 
     """
     eps = _entry_points(group)
     target = _ALIASES[group].get(name, name)
     try:
+        if (group, target) in _CLASHES:
+            raise PluginError(
+                f"{_KIND.get(group, group)} {target!r} is registered by several installed "
+                f"distributions: {'; '.join(_CLASHES[group, target])}. Uninstall all but one, "
+                "or name the class by its Python path."
+            )
         if target in eps:
             obj = eps[target].load()
         elif "." in target or ":" in target:

@@ -10,6 +10,7 @@ from omconnect.connector.context import (
     freeze_partition,
 )
 from omconnect.connector.lifecycle import State
+from omconnect.connector.resolution import resolve_connector_class
 from omconnect.connector.task import SinkTask, SourceTask, Task
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "State",
     "Task",
     "freeze_partition",
+    "resolve_connector_class",
 ]

@@ -26,8 +26,10 @@ class Connector(abc.ABC):
     cannot be instantiated (Python's ``TypeError`` names the method).
     """
 
+    _context: ConnectorContext | None = None  # also set for subclasses that skip __init__
+
     def __init__(self) -> None:
-        self._context: ConnectorContext | None = None
+        self._context = None
 
     def initialize(self, context: ConnectorContext) -> None:
         """Receive the runtime's context; called once, before :meth:`start`."""
@@ -39,7 +41,10 @@ class Connector(abc.ABC):
         if self._context is None:
             from omconnect.errors import IllegalStateError
 
-            raise IllegalStateError("the connector has no context before initialize()")
+            raise IllegalStateError(
+                "the connector has no context before initialize(); the runtime calls "
+                "initialize() before start()"
+            )
         return self._context
 
     @abc.abstractmethod

@@ -15,6 +15,7 @@ __all__ = [
     "OffsetStorageReader",
     "SinkTaskContext",
     "SourceTaskContext",
+    "freeze_partition",
 ]
 
 SourcePartition = Mapping[str, JsonScalar]
@@ -51,12 +52,12 @@ class OffsetStorageReader(abc.ABC):
         """
 
 
-def _freeze(partition: SourcePartition) -> tuple[tuple[str, JsonScalar], ...]:
+def freeze_partition(partition: SourcePartition) -> tuple[tuple[str, JsonScalar], ...]:
+    """A hashable form of a source partition dict: its sorted (key, value) pairs."""
     return tuple(sorted(partition.items()))
 
 
-freeze_partition = _freeze
-"""A hashable form of a source partition dict: its sorted (key, value) pairs."""
+_freeze = freeze_partition
 
 
 class SourceTaskContext(abc.ABC):

@@ -6,6 +6,8 @@ import abc
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from omconnect.errors import IllegalStateError
+
 if TYPE_CHECKING:
     from omconnect.connector.context import SinkTaskContext, SourceTaskContext
     from omconnect.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
@@ -40,12 +42,33 @@ class SourceTask(Task):
     runtime calls :meth:`commit_record`; after committing offsets, :meth:`commit`.
     """
 
+    _context: SourceTaskContext | None = None  # also set for subclasses that skip __init__
+
     def __init__(self) -> None:
-        self.context: SourceTaskContext | None = None
+        self._context = None
 
     def initialize(self, context: SourceTaskContext) -> None:
         """Receive the context (its offset reader tells where to resume)."""
-        self.context = context
+        self._context = context
+
+    @property
+    def context(self) -> SourceTaskContext:
+        """The runtime's context, from :meth:`initialize` on.
+
+        Raises:
+            IllegalStateError: Read before :meth:`initialize`.
+
+        """
+        if self._context is None:
+            raise IllegalStateError(
+                "the source task has no context before initialize(); the runtime calls "
+                "initialize() before start()"
+            )
+        return self._context
+
+    @context.setter
+    def context(self, context: SourceTaskContext) -> None:
+        self._context = context
 
     @abc.abstractmethod
     def poll(self) -> Sequence[SourceRecord] | None:
@@ -75,12 +98,33 @@ class SinkTask(Task):
     returns; :meth:`close` when partitions are revoked; :meth:`stop` last.
     """
 
+    _context: SinkTaskContext | None = None  # also set for subclasses that skip __init__
+
     def __init__(self) -> None:
-        self.context: SinkTaskContext | None = None
+        self._context = None
 
     def initialize(self, context: SinkTaskContext) -> None:
         """Receive the context (pause/resume, offset reset, errant-record reporter)."""
-        self.context = context
+        self._context = context
+
+    @property
+    def context(self) -> SinkTaskContext:
+        """The runtime's context, from :meth:`initialize` on.
+
+        Raises:
+            IllegalStateError: Read before :meth:`initialize`.
+
+        """
+        if self._context is None:
+            raise IllegalStateError(
+                "the sink task has no context before initialize(); the runtime calls "
+                "initialize() before start()"
+            )
+        return self._context
+
+    @context.setter
+    def context(self, context: SinkTaskContext) -> None:
+        self._context = context
 
     def open(self, partitions: frozenset[TopicPartition]) -> None:
         """These partitions were assigned to the task; open writers for them."""
