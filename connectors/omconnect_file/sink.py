@@ -1,0 +1,160 @@
+r"""FileStreamSink: each record's value becomes a line of a file, like Kafka Connect's.
+
+Config-compatible with Kafka Connect's ``FileStreamSinkConnector`` (``file``, plus the
+``topics`` every sink takes). Each value is written as text followed by ``\\n``: a string
+as it is (UTF-8), bytes as they are, ``None`` as ``null`` and booleans as
+``true``/``false`` (as Kafka Connect's Java ``println`` does), anything else as
+``str(value)``. Without ``file``, lines go to standard output.
+
+Durability: lines are appended as each batch is put and ``fsync``-ed by ``flush``, which
+the runtime calls before it commits the consumed positions. So a committed record is on
+disk; after a crash the records after the last commit are delivered again and their lines
+appended again: at-least-once, duplicates limited to the uncommitted window (Kafka
+Connect's file sink behaves the same, without the ``fsync``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from typing import IO, Any
+
+from omconnect import __version__
+from omconnect.config import ConfigDef, ConfigType, Importance
+from omconnect.connector import SinkConnector, SinkTask
+from omconnect.errors import IllegalStateError
+from omconnect.records import SinkRecord, TopicPartition
+
+__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "line_of"]
+
+FILE = "file"
+
+CONFIG_DEF = ConfigDef().define(
+    FILE, ConfigType.STRING, None, importance=Importance.HIGH,
+    documentation="The file to append lines to (created if missing); standard output "
+    "when not set.")
+"""The settings of the file sink besides ``topics``."""
+
+
+def line_of(value: Any) -> bytes:
+    """The line (without newline) the sink writes for ``value``."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogateescape")
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    if value is None:
+        return b"null"
+    if isinstance(value, bool):
+        return b"true" if value else b"false"
+    return str(value).encode("utf-8", "surrogateescape")
+
+
+class FileStreamSinkConnector(SinkConnector):
+    """Appends the values of the records of ``topics`` to a file, in one task.
+
+    Entry point ``file-sink``; Kafka Connect's names ``FileStreamSink`` and
+    ``org.apache.kafka.connect.file.FileStreamSinkConnector`` are aliases.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._config: dict[str, Any] = {}
+
+    def version(self) -> str:
+        """The omconnect version."""
+        return __version__
+
+    def config_def(self) -> ConfigDef:
+        """``file`` (``topics`` is common to every sink)."""
+        return CONFIG_DEF
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        """Keep the parsed config for the task."""
+        self._config = CONFIG_DEF.parse(config, what="file sink connector configuration")
+
+    def task_class(self) -> type[SinkTask]:
+        """:class:`FileStreamSinkTask`."""
+        return FileStreamSinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        """One task: one writer per file, whatever ``max_tasks`` is."""
+        return [{FILE: self._config[FILE]} if self._config.get(FILE) else {}]
+
+    def stop(self) -> None:
+        """Nothing to release."""
+
+
+class FileStreamSinkTask(SinkTask):
+    """Appends one line per record; ``flush`` makes them durable (``fsync``).
+
+    :meth:`stop` may come from another thread while :meth:`put` runs: a lock orders them;
+    ``stop`` writes out, syncs and closes the file, and a ``put`` after it raises (so
+    nothing is taken as written that was not).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._out: IO[bytes] | None = None
+        self._filename: str | None = None
+        self._lock = threading.Lock()
+        self._stopped = False
+
+    def version(self) -> str:
+        """The omconnect version."""
+        return __version__
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        """Open the file for appending, creating it if missing (its directory must exist).
+
+        Raises:
+            OSError: The file cannot be opened for appending.
+
+        """
+        values = CONFIG_DEF.parse(config, what="file sink task configuration")
+        self._filename = values.get(FILE) or None
+        if self._filename is None:
+            self._out = sys.stdout.buffer
+        else:
+            self._out = open(self._filename, "ab")  # noqa: SIM115 - closed in stop()
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        """Append one line per record (buffered until :meth:`flush`).
+
+        Raises:
+            IllegalStateError: The task was stopped (or not started).
+
+        """
+        data = b"".join([line_of(record.value) + b"\n" for record in records])
+        with self._lock:
+            out = self._out
+            if out is None:
+                raise IllegalStateError(
+                    f"file sink task for {self._filename or 'standard output'} is "
+                    f"{'stopped' if self._stopped else 'not started'}; cannot write")
+            out.write(data)
+
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Write the buffered lines out and ``fsync`` the file. After :meth:`stop`,
+        nothing is left to write (stop wrote and synced everything put).
+        """
+        with self._lock:
+            out = self._out
+            if out is None:
+                return
+            out.flush()
+            if self._filename is not None:
+                os.fsync(out.fileno())
+
+    def stop(self) -> None:
+        """Write out, sync and close the file (standard output is flushed, not closed)."""
+        with self._lock:
+            self._stopped = True
+            out, self._out = self._out, None
+            if out is None:
+                return
+            out.flush()
+            if self._filename is not None:
+                os.fsync(out.fileno())
+                out.close()

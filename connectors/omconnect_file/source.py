@@ -1,0 +1,214 @@
+"""FileStreamSource: each line of a file becomes a record, like Kafka Connect's.
+
+Config-compatible with Kafka Connect's ``FileStreamSourceConnector`` (``file``, ``topic``,
+``batch.size``), so its example properties run unchanged. Each line (UTF-8, invalid bytes
+replaced by U+FFFD) becomes a record whose value is the line as a string (``STRING``
+schema), without key, timestamped when read.
+
+Offsets: source partition ``{"filename": <file>}``, source offset ``{"position": <byte
+position of the next line>, "inode": <file identity>}``. A restarted task seeks to the
+committed position; ``inode`` lets it notice that the file was rotated while it was not
+running (then it reads the new file from the start). An offset without ``inode`` (e.g.
+written by hand as ``{"position": 120}``) is used as it is. Truncation and rotation while
+running: see :mod:`omconnect_file.tail`.
+
+Without ``file``, standard input is read (no offsets: nothing to resume), as Kafka
+Connect does.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from omconnect import __version__
+from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Range
+from omconnect.connector import SourceConnector, SourceTask
+from omconnect.data import STRING_SCHEMA
+from omconnect.records import SourceRecord
+from omconnect_file.tail import FileTail, Line, StreamLines
+
+__all__ = ["FileStreamSourceConnector", "FileStreamSourceTask"]
+
+_log = logging.getLogger(__name__)
+
+FILE = "file"
+TOPIC = "topic"
+BATCH_SIZE = "batch.size"
+
+_IDLE_WAIT_S = 0.1
+"""How long a poll waits for new lines before returning nothing."""
+_MISSING_FILE_WAIT_S = 1.0
+"""How long a poll waits when the file does not exist yet (Kafka Connect's too)."""
+
+
+def _single_topic(value: Any) -> str | None:
+    if "," in str(value):
+        return (f"{value!r} names several topics; this connector writes to exactly one "
+                "(use topic=<name>)")
+    return None
+
+
+CONFIG_DEF = (
+    ConfigDef()
+    .define(FILE, ConfigType.STRING, None, importance=Importance.HIGH,
+            documentation="The file to read; standard input when not set.")
+    .define(TOPIC, ConfigType.STRING, importance=Importance.HIGH,
+            validators=[NonEmptyString(), _single_topic],
+            documentation="The topic to write each line to.")
+    .define(BATCH_SIZE, ConfigType.INT, 2000, importance=Importance.LOW,
+            validators=[Range(min=1)],
+            documentation="The most lines returned by one poll.")
+)
+"""The settings of the file source (Kafka Connect's three)."""
+
+
+class FileStreamSourceConnector(SourceConnector):
+    """Reads a file (or standard input) line by line into one topic, in one task.
+
+    Entry point ``file-source``; Kafka Connect's names ``FileStreamSource`` and
+    ``org.apache.kafka.connect.file.FileStreamSourceConnector`` are aliases.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._config: dict[str, Any] = {}
+
+    def version(self) -> str:
+        """The omconnect version."""
+        return __version__
+
+    def config_def(self) -> ConfigDef:
+        """``file``, ``topic`` and ``batch.size``."""
+        return CONFIG_DEF
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        """Keep the parsed config for the task."""
+        self._config = CONFIG_DEF.parse(config, what="file source connector configuration")
+
+    def task_class(self) -> type[SourceTask]:
+        """:class:`FileStreamSourceTask`."""
+        return FileStreamSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        """One task: a file is read by one reader, whatever ``max_tasks`` is."""
+        config = {TOPIC: self._config[TOPIC], BATCH_SIZE: self._config[BATCH_SIZE]}
+        if self._config.get(FILE):
+            config[FILE] = self._config[FILE]
+        return [config]
+
+    def stop(self) -> None:
+        """Nothing to release."""
+
+    def exactly_once_support(self) -> bool:
+        """A file re-read from a committed byte position yields exactly the same lines."""
+        return True
+
+
+class FileStreamSourceTask(SourceTask):
+    """Follows one file; see the module documentation for offsets and rotation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()  # held while reading; stop() closes the file under it
+        self._tail: FileTail | None = None
+        self._stream: StreamLines | None = None
+        self._filename: str | None = None
+        self._partition: dict[str, Any] = {}
+        self._topic = ""
+        self._batch_size = 2000
+        self._warned_missing = False
+
+    def version(self) -> str:
+        """The omconnect version."""
+        return __version__
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        """Read the config; the file itself is opened by the first poll (it may not exist
+        yet).
+        """
+        values = CONFIG_DEF.parse(config, what="file source task configuration")
+        self._topic = values[TOPIC]
+        self._batch_size = values[BATCH_SIZE]
+        self._filename = values.get(FILE) or None
+        self._partition = {"filename": self._filename} if self._filename else {}
+        if self._filename is None:
+            self._stream = StreamLines(sys.stdin.buffer.fileno())
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        """The next lines (at most ``batch.size``), or ``None`` after waiting briefly for
+        some (about 0.1 s; 1 s while the file does not exist).
+        """
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            if self._stream is not None:
+                lines = self._stream.read_lines(self._batch_size, _IDLE_WAIT_S)
+                return self._records(lines, None)
+            tail = self._tail or self._open()
+            lines = tail.read_lines(self._batch_size) if tail is not None else []
+            if lines:
+                assert tail is not None
+                return self._records(lines, tail.identity)
+        self._stopping.wait(_IDLE_WAIT_S if tail is not None else _MISSING_FILE_WAIT_S)
+        return None
+
+    def _records(self, lines: list[Line], identity: int | None) -> list[SourceRecord] | None:
+        if not lines:
+            return None
+        topic = self._topic
+        partition = self._partition
+        timestamp = int(time.time() * 1000)
+        schema = STRING_SCHEMA
+        if identity is None:
+            return [SourceRecord(topic=topic, value_schema=schema,
+                                 value=line.decode("utf-8", "replace"), timestamp=timestamp)
+                    for line, _ in lines]
+        return [SourceRecord(topic=topic, value_schema=schema,
+                             value=line.decode("utf-8", "replace"), timestamp=timestamp,
+                             source_partition=partition,
+                             source_offset={"position": position, "inode": identity})
+                for line, position in lines]
+
+    def _open(self) -> FileTail | None:
+        assert self._filename is not None
+        stored = self.context.offset_storage_reader.offset(self._partition) or {}
+        position = _int_or_none(stored.get("position")) or 0
+        identity = _int_or_none(stored.get("inode"))
+        try:
+            self._tail = FileTail(self._filename, position, identity)
+        except FileNotFoundError:
+            if not self._warned_missing:
+                _log.warning("file %s does not exist (yet); waiting for it to be created",
+                             os.path.abspath(self._filename))
+                self._warned_missing = True
+            return None
+        if position:
+            _log.info("reading %s from byte %d (the committed position)", self._filename,
+                      self._tail.position)
+        return self._tail
+
+    def stop(self) -> None:
+        """Make a waiting :meth:`poll` return at once, and close the file (after a read
+        in progress, which does not block).
+        """
+        self._stopping.set()
+        with self._lock:
+            if self._tail is not None:
+                self._tail.close()
+                self._tail = None
+
+
+def _int_or_none(value: Any) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
