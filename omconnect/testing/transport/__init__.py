@@ -1,0 +1,38 @@
+"""The transport conformance cases, as reusable pytest test classes.
+
+:class:`TransportConformance` holds every case; the mixins hold one area each, so an
+author can also run a part. A subclass provides the ``transport_factory`` fixture (a
+callable building a fresh transport); the transport's :class:`~omconnect.transport.
+Capabilities` decide which cases run, and each skip names the capability::
+
+    class TestMyTransport(TransportConformance):
+        @pytest.fixture
+        def transport_factory(self, tmp_path):
+            return lambda: MyTransport({"path": str(tmp_path)})
+"""
+
+from omconnect.testing.transport.base import Kit, KitSettings, TransportCase
+from omconnect.testing.transport.failures import FailureCases
+from omconnect.testing.transport.groups import DeliveryCases, GroupCases
+from omconnect.testing.transport.kv import KeyValueCases
+from omconnect.testing.transport.messaging import MessagingCases
+
+__all__ = [
+    "DeliveryCases",
+    "FailureCases",
+    "GroupCases",
+    "KeyValueCases",
+    "Kit",
+    "KitSettings",
+    "MessagingCases",
+    "TransportCase",
+    "TransportConformance",
+]
+
+
+class TransportConformance(MessagingCases, DeliveryCases, GroupCases, KeyValueCases,
+                           FailureCases):
+    """Every transport case. Subclass it and provide a ``transport_factory`` fixture;
+    optionally ``broker_control`` (an object with ``restart()``) and
+    ``unreachable_broker`` (an :class:`~omconnect.testing.profile.UnreachableBroker`).
+    """

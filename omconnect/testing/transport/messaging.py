@@ -1,0 +1,329 @@
+"""Transport cases: producing and consuming (TRANSPORT-1 to TRANSPORT-18)."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+
+import pytest
+
+from omconnect.errors import MessageTooLargeError, TransportError
+from omconnect.testing.transport.base import Kit, TransportCase, message_ids
+from omconnect.testing.waiting import Deadline, run_bounded
+from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.messages import Message
+
+__all__ = ["MessagingCases"]
+
+ONE_MIB = 1024 * 1024
+
+
+class MessagingCases(TransportCase):
+    """Round trips, payload edge cases, concurrency, ordering and admin."""
+
+    def test_declares_capabilities(self, kit: Kit) -> None:
+        """TRANSPORT-1: a transport has a name and declares its capabilities as a
+        :class:`Capabilities` record.
+        """
+        assert isinstance(kit.transport.name, str) and kit.transport.name
+        assert isinstance(kit.capabilities, Capabilities)
+        assert kit.capabilities.max_partitions >= 1
+
+    def test_round_trip(self, kit: Kit) -> None:
+        """TRANSPORT-2: every acknowledged message is delivered with its key, value and
+        timestamp; a send is acknowledged with one RecordMetadata per message, in order.
+        """
+        topic = kit.topic(partitions=2)
+        count = kit.count(100)
+        sent = [Message(topic, key=f"k{i % 7}".encode(), value=f"v{i}".encode(),
+                        timestamp=1_700_000_000_000 + i) for i in range(count)]
+        acks = kit.send(kit.producer(), sent)
+        assert len(acks) == count, "one acknowledgement per message"
+        assert all(ack.topic == topic and ack.partition is not None for ack in acks)
+        consumer = kit.subscribed(kit.group(), [topic])
+        received = kit.receive(consumer, count)
+        by_value = {m.value: m for m in received}
+        missing = [m.value for m in sent if m.value not in by_value]
+        assert not missing, f"{len(missing)} of {count} acknowledged messages never arrived, " \
+                            f"e.g. {missing[:5]}"
+        for message in sent:
+            got = by_value[message.value]
+            assert got.topic == topic
+            assert got.key == message.key
+            assert got.timestamp == message.timestamp, "the timestamp given is kept"
+            assert got.partition is not None and got.offset is not None
+        for ack, message in zip(acks, sent, strict=True):
+            assert ack.partition == by_value[message.value].partition, \
+                "the acknowledgement names the partition the message was stored in"
+
+    def test_headers_round_trip(self, kit: Kit) -> None:
+        """TRANSPORT-3: headers arrive in order, with repeated keys, empty and null values."""
+        kit.require(headers=True)
+        topic = kit.topic()
+        headers = (("trace", b"1"), ("empty", b""), ("trace", b"2"), ("null", None),
+                   ("bin", bytes(range(256))))
+        kit.send(kit.producer(), [Message(topic, value=b"h", headers=headers)])
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), 1)
+        assert received, "the message never arrived"
+        assert received[0].headers == headers
+
+    def test_null_key(self, kit: Kit) -> None:
+        """TRANSPORT-4: a message without a key is delivered with key ``None``."""
+        topic = kit.topic(partitions=2)
+        kit.send(kit.producer(), [Message(topic, key=None, value=f"n{i}".encode())
+                                  for i in range(10)])
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), 10)
+        expected = sorted(f"n{i}".encode() for i in range(10))
+        assert sorted(m.value or b"" for m in received) == expected
+        assert all(m.key is None for m in received)
+
+    def test_tombstone(self, kit: Kit) -> None:
+        """TRANSPORT-5: a null value (a tombstone) arrives as ``None``, distinct from an
+        empty value.
+        """
+        topic = kit.topic()
+        sent = [Message(topic, key=b"gone", value=None), Message(topic, key=b"empty", value=b"")]
+        kit.send(kit.producer(), sent)
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), 2)
+        assert {m.key: m.value for m in received} == {b"gone": None, b"empty": b""}
+
+    def test_empty_and_binary_payloads(self, kit: Kit) -> None:
+        """TRANSPORT-6: keys and values are bytes, carried exactly: empty, every byte
+        value, invalid UTF-8.
+        """
+        topic = kit.topic()
+        payloads = [b"", bytes(range(256)), b"\xff\xfe\x00\x80", b"\x00" * 64]
+        sent = [Message(topic, key=payload, value=bytes([i]) + payload)
+                for i, payload in enumerate(payloads)]
+        sent.append(Message(topic, key=b"empty-value", value=b""))
+        kit.send(kit.producer(), sent)
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(sent))
+        assert sorted((m.key or b"", m.value or b"") for m in received) == \
+            sorted((m.key or b"", m.value or b"") for m in sent), "payload bytes changed"
+        assert sorted((m.key, m.value) for m in received) == \
+            sorted((m.key, m.value) for m in sent), "an empty key or value became None"
+
+    def test_large_message(self, kit: Kit) -> None:
+        """TRANSPORT-7: a 1 MiB message (or one of the declared maximum size) is accepted
+        and delivered intact.
+        """
+        limit = kit.capabilities.max_message_bytes
+        size = ONE_MIB if limit is None else min(ONE_MIB, limit - 64)
+        topic = kit.topic()
+        value = bytes(i % 251 for i in range(size))
+        kit.send(kit.producer(), [Message(topic, key=b"big", value=value)])
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), 1)
+        assert received, f"a message of {size} bytes never arrived"
+        assert received[0].value == value
+
+    def test_message_over_maximum_is_rejected(self, kit: Kit) -> None:
+        """TRANSPORT-8: a message over ``max_message_bytes`` fails with
+        MessageTooLargeError naming the limit, and nothing of its batch is delivered.
+        """
+        limit = kit.capabilities.max_message_bytes
+        if limit is None:
+            pytest.skip("needs capability max_message_bytes (the transport declares no limit)")
+        topic = kit.topic()
+        batch = [Message(topic, value=b"small-before"),
+                 Message(topic, value=b"x" * (limit + 1)),
+                 Message(topic, value=b"small-after")]
+        producer = kit.producer()
+        with pytest.raises(MessageTooLargeError) as caught:
+            producer.send(batch).result(timeout=kit.settings.timeout)
+        assert str(limit) in str(caught.value), "the error names the limit"
+        kit.send(producer, [Message(topic, value=b"marker")])
+        received = kit.receive_until(kit.subscribed(kit.group(), [topic]),
+                                     lambda got: b"marker" in message_ids(got))
+        assert message_ids(received) == [b"marker"], \
+            "nothing of a batch with a too-large message may be delivered"
+
+    def test_concurrent_producers_lose_nothing(self, kit: Kit) -> None:
+        """TRANSPORT-9: 20 producers sending at once from 20 threads lose nothing and
+        duplicate nothing.
+        """
+        topic = kit.topic(partitions=4)
+        producers, per_producer = 20, kit.count(500)
+        errors: list[BaseException] = []
+
+        def run(index: int) -> None:
+            try:
+                producer = kit.producer()
+                messages = [Message(topic, key=f"p{index}".encode(),
+                                    value=f"{index}:{i}".encode()) for i in range(per_producer)]
+                kit.send(producer, messages, batch=100)
+            except BaseException as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(producers)]
+        for thread in threads:
+            thread.start()
+        deadline = Deadline(kit.settings.timeout * 2)
+        for thread in threads:
+            thread.join(deadline.remaining)
+        assert not any(t.is_alive() for t in threads), "a producer thread hangs"
+        assert not errors, f"sends failed: {errors[:3]}"
+        expected = producers * per_producer
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), expected)
+        values = message_ids(received)
+        assert len(set(values)) == expected, \
+            f"{expected - len(set(values))} of {expected} acknowledged messages were lost"
+        assert len(values) == expected, f"{len(values) - expected} duplicates"
+
+    def test_close_flushes(self, kit: Kit) -> None:
+        """TRANSPORT-10: closing a producer first delivers every message sent on it."""
+        topic = kit.topic()
+        producer = kit.transport.producer()
+        expected = []
+        for batch in range(max(1, kit.count(200) // 20)):
+            values = [f"c{batch}-{j}".encode() for j in range(20)]
+            producer.send([Message(topic, value=v) for v in values])
+            expected.extend(values)
+        run_bounded(lambda: producer.close(kit.settings.timeout), kit.settings.timeout + 5,
+                    "Producer.close")
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(expected))
+        lost = set(expected) - set(message_ids(received))
+        assert not lost, f"{len(lost)} of {len(expected)} messages sent before close were lost"
+
+    def test_flush_waits_for_acknowledgements(self, kit: Kit) -> None:
+        """TRANSPORT-11: after ``flush`` returns, every future of an earlier send is done."""
+        topic = kit.topic()
+        producer = kit.producer()
+        futures = [producer.send([Message(topic, value=f"f{i}".encode())]) for i in range(50)]
+        run_bounded(lambda: producer.flush(kit.settings.timeout), kit.settings.timeout + 5,
+                    "Producer.flush")
+        assert all(f.done() for f in futures), "flush returned before every send was acknowledged"
+        assert all(f.exception() is None for f in futures)
+
+    def test_send_after_close_fails(self, kit: Kit) -> None:
+        """TRANSPORT-12: ``close`` is idempotent and sending on a closed producer raises
+        TransportError (it is never silently dropped).
+        """
+        topic = kit.topic()
+        producer = kit.transport.producer()
+        producer.close()
+        producer.close()
+        with pytest.raises(TransportError):
+            producer.send([Message(topic, value=b"late")]).result(timeout=kit.settings.timeout)
+
+    def test_order_per_key(self, kit: Kit) -> None:
+        """TRANSPORT-13: messages of one key are stored in one partition and consumed in
+        the order sent, over 16 keys on a multi-partition topic.
+        """
+        kit.require(ordered_per_key=True)
+        topic = kit.topic(partitions=4)
+        keys, per_key = 16, kit.count(50)
+        producer = kit.producer()
+        sent = [Message(topic, key=f"key-{i % keys}".encode(),
+                        value=f"{i % keys}:{i // keys}".encode()) for i in range(keys * per_key)]
+        for start in range(0, len(sent), 64):  # several batches, interleaved keys
+            kit.send(producer, sent[start:start + 64])
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(sent))
+        assert len(received) >= len(sent), f"only {len(received)} of {len(sent)} arrived"
+        sequences: dict[bytes | None, list[int]] = defaultdict(list)
+        partitions: dict[bytes | None, set[int]] = defaultdict(set)
+        for message in received:
+            assert message.value is not None
+            sequences[message.key].append(int(message.value.split(b":")[1]))
+            partitions[message.key].add(message.partition or 0)
+        for key, sequence in sequences.items():
+            assert len(partitions[key]) == 1, \
+                f"key {key!r} spread over partitions {sorted(partitions[key])}"
+            assert sequence == sorted(sequence), \
+                f"key {key!r} consumed out of order: {_first_disorder(sequence)}"
+
+    def test_poll_honours_max_records_and_timeout(self, kit: Kit) -> None:
+        """TRANSPORT-14: ``poll`` returns at most ``max_records`` messages, and an empty
+        list (not a hang) when nothing arrives within its timeout.
+        """
+        topic = kit.topic()
+        consumer = kit.subscribed(kit.group(), [topic])
+        assert run_bounded(lambda: consumer.poll(10, 0.2), kit.settings.timeout,
+                           "poll on an empty topic") == []
+        kit.produce(topic, [f"m{i}".encode() for i in range(30)])
+        deadline = Deadline(kit.settings.timeout)
+        received = 0
+        while received < 30 and not deadline.expired:
+            batch = consumer.poll(7, 0.5)
+            assert len(batch) <= 7, f"poll(max_records=7) returned {len(batch)} messages"
+            received += len(batch)
+        assert received == 30
+
+    def test_topics_are_isolated(self, kit: Kit) -> None:
+        """TRANSPORT-15: a consumer of one topic never receives another topic's messages."""
+        first, second = kit.topic(), kit.topic()
+        kit.produce(first, [b"first"])
+        kit.produce(second, [b"second"])
+        consumer = kit.subscribed(kit.group(), [second])
+        received = kit.receive(consumer, 1)
+        received += kit.receive_quiet(consumer)
+        assert message_ids(received) == [b"second"]
+        assert all(m.topic == second for m in received)
+
+    def test_offsets_increase_within_a_partition(self, kit: Kit) -> None:
+        """TRANSPORT-16: consumed messages carry their partition and offset; within a
+        partition offsets strictly increase and match the acknowledgements (when the
+        transport reports offsets).
+        """
+        topic = kit.topic(partitions=2)
+        acks = kit.produce(topic, [f"o{i}".encode() for i in range(40)],
+                           keys=[f"k{i % 5}".encode() for i in range(40)])
+        received = kit.receive(kit.subscribed(kit.group(), [topic]), 40)
+        last: dict[int | None, int] = {}
+        for message in received:
+            assert message.partition is not None and message.offset is not None
+            assert message.offset > last.get(message.partition, -1), \
+                f"offsets not increasing in partition {message.partition}"
+            last[message.partition] = message.offset
+        acked = {(a.partition, a.offset) for a in acks if a.offset is not None}
+        if acked:
+            assert acked == {(m.partition, m.offset) for m in received}
+
+    def test_admin_creates_lists_deletes_topics(self, kit: Kit) -> None:
+        """TRANSPORT-17: admin creates topics with the partitions asked, lists them,
+        leaves an existing topic as it is, and deletes topics (unknown names ignored).
+        """
+        name = kit.name("admin")
+        partitions = kit.partitions(3)
+        admin = kit.transport.admin()
+        try:
+            from omconnect.transport.messages import TopicSpec
+
+            admin.create_topics([TopicSpec(name, partitions)])
+            admin.create_topics([TopicSpec(name, partitions)])
+            listed = admin.list_topics()
+            assert name in listed, "a created topic is listed"
+            assert listed[name].partitions == partitions
+            admin.delete_topics([name, kit.name("never-created")])
+            deadline = Deadline(kit.settings.timeout)
+            assert deadline.wait_for(lambda: name not in admin.list_topics(), 0.2), \
+                "a deleted topic is still listed"
+        finally:
+            admin.close()
+
+    def test_wakeup_ends_a_blocking_poll(self, kit: Kit) -> None:
+        """TRANSPORT-18 (SHOULD): ``wakeup`` from another thread ends a blocking ``poll``
+        early, so a task can stop promptly.
+        """
+        from omconnect.transport.spi import Consumer
+
+        topic = kit.topic()
+        consumer = kit.subscribed(kit.group(), [topic])
+        if type(consumer).wakeup is Consumer.wakeup:
+            pytest.skip("needs Consumer.wakeup (optional SPI method, not implemented)")
+        consumer.poll(10, 0.1)
+        timer = threading.Timer(0.3, consumer.wakeup)
+        timer.start()
+        try:
+            result = run_bounded(lambda: consumer.poll(10, 600.0), kit.settings.timeout,
+                                 "poll(timeout=600) after wakeup()")
+        finally:
+            timer.cancel()
+        assert result == []
+
+
+def _first_disorder(sequence: list[int]) -> str:
+    for i in range(1, len(sequence)):
+        if sequence[i] < sequence[i - 1]:
+            return f"{sequence[i - 1]} before {sequence[i]} (position {i})"
+    return "?"
+
