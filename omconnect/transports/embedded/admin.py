@@ -1,0 +1,65 @@
+"""Creating, listing and deleting the embedded transport's topics."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from omconnect.errors import IllegalStateError
+from omconnect.transport.messages import TopicSpec
+from omconnect.transport.spi import Admin
+from omconnect.transports.checks import check_topic_spec
+from omconnect.transports.embedded.catalog import create_topic, delete_topic, list_topics
+from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
+
+__all__ = ["EmbeddedAdmin"]
+
+
+class EmbeddedAdmin(Admin):
+    """Topic administration on a database; each call is one transaction.
+
+    Args:
+        database: The database.
+
+    """
+
+    def __init__(self, database: Database) -> None:
+        self._conn: sqlite3.Connection | None = database.connect()
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise IllegalStateError("the admin is closed")
+        return self._conn
+
+    def create_topics(self, topics: Sequence[TopicSpec]) -> None:
+        """Create ``topics``; a topic that exists is left as it is (its partition count
+        is not changed).
+
+        Raises:
+            ValueError: A spec has no name or a partition count outside 1 to 1024.
+
+        """
+        for spec in topics:
+            check_topic_spec(spec)
+        with sqlite_errors("creating topics"), write_transaction(self._connection()) as conn:
+            for spec in topics:
+                create_topic(conn, spec.name, spec.partitions, spec.config)
+
+    def list_topics(self) -> dict[str, TopicSpec]:
+        """Every topic, by name."""
+        with sqlite_errors("listing topics"):
+            return list_topics(self._connection())
+
+    def delete_topics(self, names: Sequence[str]) -> None:
+        """Delete topics with their messages and group positions; unknown names are
+        ignored.
+        """
+        with sqlite_errors("deleting topics"), write_transaction(self._connection()) as conn:
+            for name in names:
+                delete_topic(conn, name)
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None

@@ -1,0 +1,301 @@
+"""Producing to the embedded log: producers hand batches to one writer thread.
+
+The :class:`LogWriter` of a transport owns its write connection. It takes every batch
+waiting when it is free (up to ``MAX_RECORDS_PER_TRANSACTION`` records), packs each
+partition's records into chunks (:mod:`~omconnect.transports.embedded.codec`), inserts
+them in **one** transaction, and only after ``COMMIT`` returned resolves the batches'
+futures. So
+a producer's acknowledgement means the records are in the WAL file (and fsync'ed there
+with ``synchronous=full``); concurrent producers share transactions (group commit), and a
+producer never waits for SQLite's lock on its own thread.
+
+Producers keep their order: batches are written in the order ``send`` was called, and
+within a batch in the order given.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import Future
+from typing import TypeAlias
+
+from omconnect.errors import (
+    SendError,
+    TransportError,
+    TransportTimeoutError,
+)
+from omconnect.records import RecordMetadata
+from omconnect.transport.messages import Message
+from omconnect.transport.spi import Producer
+from omconnect.transports.checks import check_message_sizes, failed_batch
+from omconnect.transports.embedded.catalog import Catalog, create_topic, partition_range
+from omconnect.transports.embedded.codec import encode_chunk, split_chunks
+from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transports.embedded.schema import MAX_OFFSET, OFFSET_BITS
+from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
+
+__all__ = ["EmbeddedProducer", "LogWriter"]
+
+MAX_RECORDS_PER_TRANSACTION = 50_000
+"""The most records the writer puts in one transaction when batches queue up."""
+
+_INSERT = "INSERT INTO log (id, count, data) VALUES (?, ?, ?)"
+
+Row: TypeAlias = tuple[int, int, bytes]
+
+
+class _Pending:
+    __slots__ = ("future", "messages", "stamp")
+
+    def __init__(self, messages: Sequence[Message], stamp: int) -> None:
+        self.messages = messages
+        self.stamp = stamp
+        self.future: Future[list[RecordMetadata]] = Future()
+
+
+class LogWriter:
+    """The writer thread of one transport; producers :meth:`submit` batches to it.
+
+    Args:
+        database: Where to write.
+        partitioner: Picks partitions for messages that do not name one.
+        default_partitions: Partitions of a topic created by its first message.
+        max_pending_records: Records queued or being written beyond which
+            :meth:`submit` blocks (back-pressure), up to ``database.busy_timeout_ms``.
+
+    """
+
+    def __init__(
+        self,
+        database: Database,
+        partitioner: Partitioner,
+        *,
+        default_partitions: int,
+        max_pending_records: int,
+    ) -> None:
+        self._db = database
+        self._partitioner = partitioner
+        self._default_partitions = default_partitions
+        self._max_pending = max_pending_records
+        self._catalog = Catalog()
+        self._queue: collections.deque[_Pending] = collections.deque()
+        self._pending_records = 0
+        self._cond = threading.Condition()
+        self._closing = False
+        self._conn = database.connect()
+        self._thread = threading.Thread(target=self._run, name="omconnect-embedded-writer",
+                                        daemon=True)
+        self._thread.start()
+        # Batches queued when the interpreter exits are still written (as a Kafka
+        # producer flushes on exit), unless the transport was closed before.
+        atexit.register(self.close)
+
+    def submit(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
+        """Queue a batch; its future completes once it is committed (or failed).
+
+        Raises:
+            TransportTimeoutError: The queue stayed full for the busy timeout.
+            TransportError: The writer is closed.
+
+        """
+        pending = _Pending(messages, time.time_ns() // 1_000_000)
+        with self._cond:
+            if self._pending_records and self._pending_records + len(messages) > self._max_pending:
+                waited = self._cond.wait_for(
+                    lambda: self._closing or self._pending_records + len(messages)
+                    <= self._max_pending or not self._pending_records,
+                    timeout=self._db.busy_timeout_ms / 1000)
+                if not waited:
+                    raise TransportTimeoutError(
+                        f"embedded transport: {self._pending_records} records still waiting "
+                        f"to be written after {self._db.busy_timeout_ms} ms")
+            if self._closing:
+                raise TransportError("embedded transport: the transport is closed")
+            self._queue.append(pending)
+            self._pending_records += len(messages)
+            self._cond.notify_all()
+        return pending.future
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write what is queued, then stop the thread and close the connection."""
+        atexit.unregister(self.close)
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            self._conn.close()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._queue or self._closing)
+                if not self._queue:
+                    return
+                batches = [self._queue.popleft()]
+                records = len(batches[0].messages)
+                while self._queue and records + len(self._queue[0].messages) <= (
+                        MAX_RECORDS_PER_TRANSACTION):
+                    batches.append(self._queue.popleft())
+                    records += len(batches[-1].messages)
+            try:
+                self._write(batches)
+            finally:
+                with self._cond:
+                    self._pending_records -= records
+                    self._cond.notify_all()
+
+    def _write(self, batches: list[_Pending]) -> None:
+        outcomes: list[list[RecordMetadata] | SendError] = []
+        try:
+            with sqlite_errors("appending to the log"), write_transaction(self._conn):
+                self._catalog.refresh(self._conn)
+                next_offsets: dict[int, int] = {}
+                rows: list[Row] = []
+                for pending in batches:
+                    outcomes.append(self._stage(pending, next_offsets, rows))
+                for pid, offset in next_offsets.items():
+                    if offset > MAX_OFFSET:
+                        raise TransportError(f"embedded transport: partition id {pid} is full "
+                                             f"({MAX_OFFSET + 1} messages)")
+                self._conn.executemany(_INSERT, rows)
+        except Exception as exc:  # the transaction is rolled back: nothing was stored
+            self._catalog.invalidate()
+            error = exc if isinstance(exc, TransportError) else TransportError(
+                f"embedded transport: appending to the log failed: {exc!r}")
+            for pending in batches:
+                send_error = SendError(f"batch not stored: {error}",
+                                       [error] * len(pending.messages))
+                send_error.__cause__ = error
+                pending.future.set_exception(send_error)
+            return
+        for pending, outcome in zip(batches, outcomes, strict=True):
+            if isinstance(outcome, SendError):
+                pending.future.set_exception(outcome)
+            else:
+                pending.future.set_result(outcome)
+        self._db.notify()
+
+    def _stage(
+        self, pending: _Pending, next_offsets: dict[int, int], rows: list[Row]
+    ) -> list[RecordMetadata] | SendError:
+        """Add ``pending``'s chunks to ``rows``; its acknowledgements, or why it failed."""
+        messages = pending.messages
+        try:
+            partitions = self._partitioner.place(messages, self._partition_count)
+        except UnknownPartitionError as exc:
+            return failed_batch(len(messages), exc.index, exc)
+        ids = self._catalog.partition_ids
+        stamp = pending.stamp
+        runs: dict[int, tuple[list[Message], list[int]]] = {}
+        metadata: list[RecordMetadata] = []
+        acknowledge = metadata.append
+        for message, partition in zip(messages, partitions, strict=True):
+            topic = message.topic
+            pid = ids[topic][partition]
+            offset = next_offsets.get(pid)
+            if offset is None:
+                offset = self._next_offset(pid)
+            next_offsets[pid] = offset + 1
+            timestamp = message.timestamp
+            if timestamp is None:
+                timestamp = stamp
+            run = runs.get(pid)
+            if run is None:
+                run = runs[pid] = ([], [])
+            run[0].append(message)
+            run[1].append(timestamp)
+            acknowledge(RecordMetadata(topic, partition, offset, timestamp))
+        for pid, (run_messages, run_timestamps) in runs.items():
+            first = next_offsets[pid] - len(run_messages)
+            for start, stop in split_chunks(run_messages):
+                rows.append(((pid << OFFSET_BITS) | (first + stop - 1), stop - start,
+                             encode_chunk(run_messages[start:stop], run_timestamps[start:stop])))
+        return metadata
+
+    def _partition_count(self, topic: str) -> int:
+        ids = self._catalog.partition_ids.get(topic)
+        if ids is None:
+            create_topic(self._conn, topic, self._default_partitions)
+            self._catalog.refresh(self._conn)
+            ids = self._catalog.partition_ids[topic]
+        return len(ids)
+
+    def _next_offset(self, pid: int) -> int:
+        start, end = partition_range(pid)
+        row = self._conn.execute("SELECT max(id) FROM log WHERE id >= ? AND id < ?",
+                                 (start, end)).fetchone()
+        return 0 if row[0] is None else row[0] - start + 1
+
+class EmbeddedProducer(Producer):
+    """Sends batches through its transport's :class:`LogWriter`. Any thread may call it.
+
+    Args:
+        writer: The transport's writer.
+        max_message_bytes: The size limit checked before a batch is queued.
+
+    """
+
+    def __init__(self, writer: LogWriter, *, max_message_bytes: int) -> None:
+        self._writer = writer
+        self._limit = max_message_bytes
+        self._inflight = 0
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def send(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
+        """Queue a batch; the future resolves once it is committed to the database file.
+
+        Raises:
+            MessageTooLargeError: A message is over ``embedded.max.message.bytes``
+                (nothing of the batch is queued).
+            TransportError: The producer or its transport is closed.
+
+        """
+        if self._closed:
+            raise TransportError("embedded transport: the producer is closed")
+        batch = tuple(messages)
+        check_message_sizes(batch, self._limit)
+        if not batch:
+            done: Future[list[RecordMetadata]] = Future()
+            done.set_result([])
+            return done
+        with self._cond:
+            self._inflight += 1
+        try:
+            future = self._writer.submit(batch)
+        except BaseException:
+            self._done(None)
+            raise
+        future.add_done_callback(self._done)
+        return future
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Block until every batch sent so far is committed or failed.
+
+        Raises:
+            TransportTimeoutError: Not done within ``timeout`` seconds.
+
+        """
+        with self._cond:
+            if not self._cond.wait_for(lambda: self._inflight == 0, timeout):
+                raise TransportTimeoutError(
+                    f"embedded transport: {self._inflight} batch(es) not written within "
+                    f"{timeout} s")
+
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, then refuse further sends. Idempotent."""
+        if self._closed:
+            return
+        self.flush(timeout)
+        self._closed = True
+
+    def _done(self, _future: Future[list[RecordMetadata]] | None) -> None:
+        with self._cond:
+            self._inflight -= 1
+            if self._inflight == 0:
+                self._cond.notify_all()
