@@ -1,0 +1,899 @@
+"""The standalone herder: the Python API that runs and manages connectors on one worker.
+
+Everything the CLI and the REST API do goes through :class:`StandaloneHerder`::
+
+    with StandaloneHerder({"transport": "embedded", "embedded.path": "/var/lib/omc"}) as h:
+        h.create_connector({"name": "lines", "connector.class": "FileStreamSource",
+                            "file": "/tmp/in.txt", "topic": "lines"})
+        print(h.connector_status("lines").to_dict())
+
+Connector configs and target states live in the transport's key/value store
+(``config.storage.namespace``), so a restarted worker resumes its connectors as they were
+(running, paused or stopped); source offsets live there too (``offset.storage.namespace``).
+
+Threads: every public method may be called from any thread; calls are serialised by one
+lock, so what a caller reads is consistent. Task threads never call the herder directly:
+failures and reconfiguration requests are handed to a background thread (the scheduler),
+which also runs automatic restarts after their backoff.
+
+Errors: :class:`~omconnect.errors.ConfigError` (400 in REST) for an invalid config or
+request, naming the key; :class:`~omconnect.runtime.herder_errors.ConnectorNotFoundError`
+(404); :class:`~omconnect.runtime.herder_errors.ConnectorExistsError` and
+:class:`~omconnect.runtime.herder_errors.ConnectorStateError` (409).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from omconnect.connector.lifecycle import State
+from omconnect.errors import ConfigError
+from omconnect.runtime.config_store import TARGET_STATES, ConfigStore, StatusStore
+from omconnect.runtime.connector_config import (
+    ConfigValidation,
+    ConnectorSettings,
+    connector_kind,
+    load_connector_class,
+    validate_connector_config,
+)
+from omconnect.runtime.connector_runner import ConnectorRunner
+from omconnect.runtime.herder_errors import (
+    ConnectorExistsError,
+    ConnectorNotFoundError,
+    ConnectorStateError,
+)
+from omconnect.runtime.metrics import TaskMetricsSnapshot
+from omconnect.runtime.plugin_listing import list_plugins
+from omconnect.runtime.scheduler import Scheduler
+from omconnect.runtime.sink_offsets import SinkOffsets
+from omconnect.runtime.status import (
+    ConnectorInfo,
+    ConnectorOffsets,
+    ConnectorStatus,
+    PluginInfo,
+    StateInfo,
+    TaskInfo,
+    TaskStatus,
+)
+from omconnect.runtime.task_runner import TaskRunner
+from omconnect.runtime.worker import Worker
+from omconnect.runtime.worker_config import WorkerConfig
+
+__all__ = ["StandaloneHerder"]
+
+_log = logging.getLogger(__name__)
+
+
+@attrs.define
+class _Entry:
+    """What the herder knows about one connector."""
+
+    name: str
+    config: dict[str, Any]
+    target: State
+    kind: str = "unknown"
+    runner: ConnectorRunner | None = None
+    state: State = State.UNASSIGNED  # the connector's state when there is no runner
+    trace: str | None = None
+    tasks: dict[int, TaskRunner] = attrs.field(factory=dict)
+    task_configs: list[dict[str, Any]] = attrs.field(factory=list)
+    failures: dict[int | None, int] = attrs.field(factory=dict)
+    generation: int = 0
+
+    @property
+    def connector_state(self) -> State:
+        return self.runner.state if self.runner is not None else self.state
+
+    @property
+    def connector_trace(self) -> str | None:
+        return self.runner.trace if self.runner is not None else self.trace
+
+
+def _target_state(value: State | str) -> State:
+    state = State(value.upper()) if isinstance(value, str) else value
+    if state not in TARGET_STATES:
+        raise ConfigError(f"initial state must be RUNNING, PAUSED or STOPPED, got "
+                          f"{state.value}", key="initial_state")
+    return state
+
+
+class StandaloneHerder:
+    """Runs connectors and their tasks on one worker, and manages them.
+
+    Args:
+        worker_config: The worker's settings (parsed now; a ``ConfigError`` names any bad
+            key), or an already parsed :class:`~omconnect.runtime.WorkerConfig`.
+
+    Opening the transport happens in :meth:`open` (implicitly in :meth:`start`). A herder
+    that is opened but not started is an offline tool: it reads and changes stored
+    configs and offsets without running anything (``omconnect offsets`` uses that).
+    """
+
+    def __init__(self, worker_config: WorkerConfig | Mapping[str, Any] | None = None) -> None:
+        self.config = worker_config if isinstance(worker_config, WorkerConfig) \
+            else WorkerConfig.parse(worker_config)
+        self._lock = threading.RLock()
+        self._entries: dict[str, _Entry] = {}
+        self._worker: Worker | None = None
+        self._configs: ConfigStore | None = None
+        self._statuses: StatusStore | None = None
+        self._scheduler: Scheduler | None = None
+        self._running = False
+
+    # -- lifecycle of the herder --------------------------------------------------------
+
+    @property
+    def worker_id(self) -> str:
+        """This worker's id, as reported in statuses."""
+        return self.config.worker_id
+
+    @property
+    def running(self) -> bool:
+        """Whether :meth:`start` ran (connectors are being run here)."""
+        return self._running
+
+    def open(self) -> None:
+        """Open the transport and the stores (idempotent); runs no connector."""
+        with self._lock:
+            if self._worker is not None:
+                return
+            transport = self.config.open_transport()
+            try:
+                worker = Worker(self.config, transport)
+                self._configs = ConfigStore(transport.kv_store(
+                    self.config["config.storage.namespace"]))
+                self._statuses = StatusStore(transport.kv_store(
+                    self.config["status.storage.namespace"]))
+            except BaseException:
+                transport.close()
+                raise
+            self._worker = worker
+            self._scheduler = Scheduler()
+            for name, (config, target) in self._configs.all().items():
+                self._entries[name] = _Entry(name=name, config=config, target=target,
+                                             kind=_kind_of(config))
+
+    def start(self) -> None:
+        """Open, then start every stored connector in its target state."""
+        with self._lock:
+            self.open()
+            if self._running:
+                return
+            self._running = True
+            for entry in list(self._entries.values()):
+                self._start_entry(entry)
+
+    def stop(self) -> None:
+        """Stop every connector (configs and target states are kept), then close.
+
+        Tasks are stopped together, so this takes at most about
+        ``task.shutdown.graceful.timeout.ms``.
+        """
+        with self._lock:
+            if self._worker is None:
+                return
+            if self._running:
+                runners = [r for e in self._entries.values() for r in e.tasks.values()]
+                self._halt(runners)
+                for entry in self._entries.values():
+                    for number in list(entry.tasks):
+                        self._record_task(entry, number, State.UNASSIGNED)
+                    entry.tasks.clear()
+                    if entry.runner is not None:
+                        entry.runner.stop(state=State.UNASSIGNED)
+                        entry.runner = None
+                    if entry.target is not State.STOPPED:
+                        self._record_connector(entry, State.UNASSIGNED)
+                self._running = False
+            scheduler, self._scheduler = self._scheduler, None
+            worker, self._worker = self._worker, None
+        if scheduler is not None:
+            scheduler.close()
+        worker.close()
+
+    close = stop
+
+    def __enter__(self) -> StandaloneHerder:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- queries ------------------------------------------------------------------------
+
+    def connectors(self) -> list[str]:
+        """The names of every connector, sorted."""
+        with self._lock:
+            self.open()
+            return sorted(self._entries)
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        """A connector's config and task numbers.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            return ConnectorInfo(name=name, type=entry.kind, config=dict(entry.config),
+                                 tasks=tuple(range(len(entry.task_configs))))
+
+    def connector_config(self, name: str) -> dict[str, Any]:
+        """A connector's config as given (secrets included; mask them for display).
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            return dict(self._entry(name).config)
+
+    def task_configs(self, name: str) -> list[TaskInfo]:
+        """The configs of a connector's tasks.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            return [TaskInfo(connector=name, id=n, config=dict(c))
+                    for n, c in enumerate(entry.task_configs)]
+
+    def connector_status(self, name: str) -> ConnectorStatus:
+        """A connector's state and its tasks' states, with traces of failures.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            if not self._running:
+                return self._stored_status(entry)
+            tasks = []
+            for number in range(len(entry.task_configs)):
+                runner = entry.tasks.get(number)
+                if runner is None:
+                    tasks.append(TaskStatus(connector=name, id=number, state=State.UNASSIGNED,
+                                            worker_id=self.worker_id))
+                else:
+                    tasks.append(TaskStatus(connector=name, id=number, state=runner.state,
+                                            worker_id=self.worker_id, trace=runner.trace))
+            return ConnectorStatus(
+                name=name, type=entry.kind,
+                connector=StateInfo(state=entry.connector_state, worker_id=self.worker_id,
+                                    trace=entry.connector_trace),
+                tasks=tuple(tasks))
+
+    def task_status(self, name: str, task: int) -> TaskStatus:
+        """One task's state.
+
+        Raises:
+            ConnectorNotFoundError: No such connector or task.
+
+        """
+        for status in self.connector_status(name).tasks:
+            if status.id == task:
+                return status
+        raise ConnectorNotFoundError(f"connector {name!r} has no task {task}",
+                                     connector=name, task=task)
+
+    def metrics(self) -> list[TaskMetricsSnapshot]:
+        """A snapshot of every running task's metrics, by connector and task."""
+        with self._lock:
+            runners = [r for e in self._entries.values() for r in e.tasks.values()]
+        return sorted((r.metrics.snapshot() for r in runners),
+                      key=lambda s: (s.connector, s.task))
+
+    @staticmethod
+    def plugins(kinds: list[str] | None = None) -> list[PluginInfo]:
+        """The installed plugins of ``kinds`` (connector, transport, converter, transform,
+        predicate; default all).
+        """
+        return list_plugins(kinds)
+
+    def validate_connector_config(self, config: Mapping[str, Any]) -> ConfigValidation:
+        """Validate a connector config completely (nothing is created).
+
+        The result lists every problem per key; ``raise_if_invalid()`` turns it into a
+        :class:`~omconnect.errors.ConfigError`.
+        """
+        self.open()
+        assert self._worker is not None
+        return validate_connector_config(
+            config, worker_values=self.config.values,
+            capabilities=self._worker.transport.capabilities,
+            transport_name=self.config.transport_name)
+
+    # -- changes --------------------------------------------------------------------------
+
+    def create_connector(self, config: Mapping[str, Any],
+                         *, initial_state: State | str = State.RUNNING) -> ConnectorInfo:
+        """Validate ``config`` and create the connector; it starts at once (when the herder
+        runs) in ``initial_state`` (RUNNING, PAUSED or STOPPED).
+
+        Raises:
+            ConfigError: The config is invalid (every problem, per key); nothing started.
+            ConnectorExistsError: A connector of that name exists.
+
+        """
+        target = _target_state(initial_state)
+        config = {str(k): v for k, v in config.items()}
+        self.validate_connector_config(config).raise_if_invalid()
+        name = str(config["name"]).strip()
+        with self._lock:
+            if name in self._entries:
+                raise ConnectorExistsError(f"connector {name!r} already exists; delete it or "
+                                           "update its config", connector=name)
+            assert self._configs is not None
+            self._configs.put(name, config, target)
+            entry = self._entries[name] = _Entry(name=name, config=config, target=target,
+                                                 kind=_kind_of(config))
+            if self._running:
+                self._start_entry(entry)
+            return self.connector_info(name)
+
+    def put_connector_config(self, name: str, config: Mapping[str, Any]
+                             ) -> tuple[ConnectorInfo, bool]:
+        """Create ``name`` with ``config``, or replace its config and restart it (in its
+        target state).
+
+        Returns:
+            The connector's info, and whether it was created.
+
+        Raises:
+            ConfigError: The config is invalid, or names another connector.
+
+        """
+        config = {str(k): v for k, v in config.items()}
+        given = str(config.get("name") or name).strip()
+        if given != name:
+            raise ConfigError(f"the config's name {given!r} does not match the connector "
+                              f"{name!r}; remove name or make it match", key="name")
+        config["name"] = name
+        self.validate_connector_config(config).raise_if_invalid()
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None:
+                return self.create_connector(config), True
+            assert self._configs is not None
+            self._configs.put(name, config, entry.target)
+            self._halt_entry(entry)
+            entry.config = config
+            entry.kind = _kind_of(config)
+            entry.failures.clear()
+            if self._running:
+                self._start_entry(entry)
+            return self.connector_info(name), False
+
+    def patch_connector_config(self, name: str, patch: Mapping[str, Any]) -> ConnectorInfo:
+        """Change some keys of a connector's config (a ``None`` value removes the key),
+        then restart it as :meth:`put_connector_config` does.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            ConfigError: The result is invalid.
+
+        """
+        with self._lock:
+            merged = dict(self._entry(name).config)
+        for key, value in patch.items():
+            if value is None:
+                merged.pop(str(key), None)
+            else:
+                merged[str(key)] = value
+        info, _ = self.put_connector_config(name, merged)
+        return info
+
+    def pause_connector(self, name: str) -> None:
+        """Pause: sources stop polling, sinks pause their partitions (state PAUSED).
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            ConnectorStateError: The connector is stopped (resume it instead).
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            if entry.target is State.STOPPED:
+                raise ConnectorStateError(f"connector {name!r} is stopped; resume it first",
+                                          connector=name)
+            self._set_target(entry, State.PAUSED)
+            if entry.runner is not None:
+                entry.runner.pause()
+            for runner in entry.tasks.values():
+                runner.pause()
+            self._record_all(entry)
+
+    def resume_connector(self, name: str) -> None:
+        """Resume a paused connector, or start a stopped one.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            was = entry.target
+            self._set_target(entry, State.RUNNING)
+            if not self._running:
+                return
+            if was is State.STOPPED:
+                self._start_entry(entry)
+                return
+            if entry.runner is not None:
+                entry.runner.resume()
+            for runner in entry.tasks.values():
+                runner.resume()
+            self._record_all(entry)
+
+    def stop_connector(self, name: str) -> None:
+        """Stop the connector and its tasks; keep its config (state STOPPED). Offsets can
+        be changed only in this state.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            self._set_target(entry, State.STOPPED)
+            self._halt_entry(entry)
+            entry.task_configs = []
+            entry.state, entry.trace = State.STOPPED, None
+            self._record_connector(entry, State.STOPPED)
+
+    def restart_connector(self, name: str, *, include_tasks: bool = False,
+                          only_failed: bool = False) -> ConnectorStatus:
+        """Restart the connector and, with ``include_tasks``, its tasks; with
+        ``only_failed``, only those that are FAILED (Kafka Connect's semantics).
+
+        Returns:
+            The status after the restart.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            ConnectorStateError: The connector is stopped, or the herder is not running.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            self._require_running(entry)
+            connector_failed = entry.connector_state is State.FAILED
+            restart_connector = not only_failed or connector_failed
+            numbers = [n for n, r in sorted(entry.tasks.items())
+                       if include_tasks and (not only_failed or r.state is State.FAILED)]
+            if restart_connector and include_tasks and not only_failed:
+                entry.failures.clear()
+                self._halt_entry(entry)
+                self._start_entry(entry)
+            else:
+                if restart_connector:
+                    entry.failures.pop(None, None)
+                    self._restart_connector_instance(entry)
+                for number in numbers:
+                    entry.failures.pop(number, None)
+                    self._restart_task(entry, number)
+            return self.connector_status(name)
+
+    def restart_task(self, name: str, task: int) -> None:
+        """Restart one task.
+
+        Raises:
+            ConnectorNotFoundError: No such connector or task.
+            ConnectorStateError: The connector is stopped, or the herder is not running.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            self._require_running(entry)
+            if not 0 <= task < len(entry.task_configs):
+                raise ConnectorNotFoundError(f"connector {name!r} has no task {task}",
+                                             connector=name, task=task)
+            entry.failures.pop(task, None)
+            self._restart_task(entry, task)
+
+    def delete_connector(self, name: str) -> None:
+        """Stop and delete the connector (its ``on_destroyed`` hook runs). Its source
+        offsets / group positions are kept (as Kafka Connect does).
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            runner = entry.runner
+            self._halt_entry(entry, keep_runner=True)
+            if runner is not None:
+                runner.destroyed()
+            entry.generation += 1
+            del self._entries[name]
+            assert self._configs is not None and self._statuses is not None
+            self._configs.delete(name)
+            self._statuses.delete(name)
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def offsets(self, name: str) -> ConnectorOffsets:
+        """The connector's committed offsets (sources: per source partition; sinks: the
+        group's position per topic partition).
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            assert self._worker is not None
+            if entry.kind == "source":
+                items = tuple({"partition": p, "offset": o}
+                              for p, o in self._worker.offset_store(name).all())
+            else:
+                items = tuple(self._sink_offsets(entry).read())
+            return ConnectorOffsets(name=name, type=entry.kind, offsets=items)
+
+    def alter_offsets(self, name: str, offsets: Sequence[Mapping[str, Any]]) -> None:
+        """Set some offsets of a stopped connector (Kafka Connect's ``PATCH .../offsets``).
+
+        Args:
+            name: The connector.
+            offsets: ``{"partition": {...}, "offset": {...} | None}`` entries; ``None``
+                resets that partition. For sinks, ``{"kafka_topic": t,
+                "kafka_partition": p}`` and ``{"kafka_offset": n}``.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            ConnectorStateError: The connector is not stopped.
+            ConfigError: An entry is malformed (naming it).
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            self._require_stopped(entry)
+            assert self._worker is not None
+            if entry.kind == "source":
+                self._worker.offset_store(name).write(_source_offsets(offsets))
+            else:
+                self._sink_offsets(entry).alter(offsets)
+
+    def reset_offsets(self, name: str) -> None:
+        """Forget every offset of a stopped connector: a source starts from scratch, a
+        sink from the earliest message kept.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            ConnectorStateError: The connector is not stopped.
+
+        """
+        with self._lock:
+            entry = self._entry(name)
+            self._require_stopped(entry)
+            assert self._worker is not None
+            if entry.kind == "source":
+                self._worker.offset_store(name).reset()
+            else:
+                self._sink_offsets(entry).reset()
+
+    def _sink_offsets(self, entry: _Entry) -> SinkOffsets:
+        assert self._worker is not None
+        return SinkOffsets(self._worker.transport, group=f"connect-{entry.name}",
+                           topics=_list(entry.config.get("topics")),
+                           regex=entry.config.get("topics.regex"))
+
+    # -- internals (under the lock) --------------------------------------------------------
+
+    def _entry(self, name: str) -> _Entry:
+        self.open()
+        entry = self._entries.get(name)
+        if entry is None:
+            raise ConnectorNotFoundError(f"no connector named {name!r}", connector=name)
+        return entry
+
+    def _require_running(self, entry: _Entry) -> None:
+        if not self._running:
+            raise ConnectorStateError("the herder is not running connectors",
+                                      connector=entry.name)
+        if entry.target is State.STOPPED:
+            raise ConnectorStateError(f"connector {entry.name!r} is stopped; resume it",
+                                      connector=entry.name)
+
+    def _require_stopped(self, entry: _Entry) -> None:
+        if entry.target is not State.STOPPED and self._running:
+            raise ConnectorStateError(
+                f"offsets of connector {entry.name!r} can be changed only while it is "
+                f"stopped (it is {entry.target.value}); stop it first", connector=entry.name)
+
+    def _set_target(self, entry: _Entry, target: State) -> None:
+        assert self._configs is not None
+        if entry.target is not target:
+            self._configs.put(entry.name, entry.config, target)
+            entry.target = target
+
+    def _start_entry(self, entry: _Entry, *, with_tasks: bool = True) -> None:
+        """Start the connector (and its tasks) per the entry's target state."""
+        assert self._worker is not None
+        entry.generation += 1
+        generation = entry.generation
+        name = entry.name
+        if entry.target is State.STOPPED:
+            entry.state, entry.trace = State.STOPPED, None
+            self._record_connector(entry, State.STOPPED)
+            return
+        runner = None
+        try:
+            connector_class = load_connector_class(str(entry.config.get("connector.class")))
+            entry.kind = connector_kind(connector_class)
+            settings = ConnectorSettings.parse(entry.config, entry.kind, self.config.values)
+            runner = ConnectorRunner(
+                connector_class(), settings,
+                request_reconfiguration=lambda: self._submit(
+                    lambda: self._reconfigure(name, generation)),
+                report_failure=lambda error: self._submit(
+                    lambda: self._connector_failed(name, generation, error)))
+            entry.runner = runner
+            runner.start(paused=entry.target is State.PAUSED)
+            entry.task_configs = runner.task_configs()
+        except Exception as exc:
+            _log.error("connector %r failed to start: %s", name, exc, exc_info=exc)
+            if runner is None:
+                import traceback
+
+                entry.state = State.FAILED
+                entry.trace = "".join(traceback.format_exception(exc))
+            self._record_connector(entry, State.FAILED, entry.connector_trace)
+            self._schedule_connector_restart(entry)
+            return
+        self._record_connector(entry, runner.state)
+        if with_tasks:
+            self._start_tasks(entry, range(len(entry.task_configs)))
+
+    def _start_tasks(self, entry: _Entry, numbers: Sequence[int] | range) -> None:
+        assert self._worker is not None and entry.runner is not None
+        paused = entry.target is State.PAUSED
+        for number in numbers:
+            try:
+                runner = self._worker.task_runner(entry.runner, number,
+                                                  entry.task_configs[number], self,
+                                                  paused=paused)
+            except Exception as exc:
+                _log.error("connector %r: cannot create task %d: %s", entry.name, number, exc)
+                entry.runner.failed(exc)
+                self._record_connector(entry, State.FAILED, entry.runner.trace)
+                return
+            entry.tasks[number] = runner
+            runner.start()
+
+    def _halt(self, runners: Sequence[TaskRunner]) -> None:
+        """Stop ``runners`` together and wait for them (within the graceful timeout)."""
+        for runner in runners:
+            runner.stop()
+        for runner in runners:
+            runner.join()
+
+    def _halt_entry(self, entry: _Entry, *, keep_runner: bool = False) -> None:
+        """Stop the entry's tasks and connector instance."""
+        entry.generation += 1
+        self._halt(list(entry.tasks.values()))
+        entry.tasks.clear()
+        if entry.runner is not None:
+            entry.runner.stop()
+            if not keep_runner:
+                entry.runner = None
+
+    def _restart_connector_instance(self, entry: _Entry) -> None:
+        """Restart the connector alone; its tasks too if their configs changed."""
+        before = list(entry.task_configs)
+        tasks = entry.tasks
+        entry.tasks = {}
+        if entry.runner is not None:
+            entry.runner.stop()
+            entry.runner = None
+        entry.generation += 1
+        try:
+            self._start_entry(entry, with_tasks=False)
+        finally:
+            if entry.task_configs == before and entry.runner is not None \
+                    and entry.connector_state is not State.FAILED:
+                entry.tasks = tasks
+            else:
+                self._halt(list(tasks.values()))
+                if entry.runner is not None and entry.connector_state is not State.FAILED:
+                    self._start_tasks(entry, range(len(entry.task_configs)))
+
+    def _restart_task(self, entry: _Entry, number: int) -> None:
+        old = entry.tasks.pop(number, None)
+        if old is not None:
+            self._halt([old])
+        if entry.runner is None or entry.connector_state is State.FAILED:
+            return
+        if number < len(entry.task_configs):
+            self._start_tasks(entry, [number])
+
+    def _reconfigure(self, name: str, generation: int) -> None:
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None or entry.generation != generation or entry.runner is None \
+                    or not self._running:
+                return
+            if entry.connector_state not in (State.RUNNING, State.PAUSED):
+                return
+            try:
+                configs = entry.runner.task_configs()
+            except Exception as exc:
+                _log.error("connector %r: task_configs() failed on reconfiguration: %s",
+                           name, exc)
+                self._record_connector(entry, State.FAILED, entry.runner.trace)
+                return
+            if configs == entry.task_configs:
+                return
+            _log.info("connector %r: task configs changed; restarting its tasks", name)
+            self._halt(list(entry.tasks.values()))
+            entry.tasks.clear()
+            entry.task_configs = configs
+            self._start_tasks(entry, range(len(configs)))
+
+    def _connector_failed(self, name: str, generation: int, error: BaseException) -> None:
+        with self._lock:
+            entry = self._entries.get(name)
+            if entry is None or entry.generation != generation or entry.runner is None:
+                return
+            entry.runner.failed(error)
+            self._record_connector(entry, State.FAILED, entry.runner.trace)
+            self._schedule_connector_restart(entry)
+
+    def _schedule_connector_restart(self, entry: _Entry) -> None:
+        policy = _policy(entry, self.config)
+        failures = entry.failures.get(None, 0) + 1
+        entry.failures[None] = failures
+        delay = policy.next_delay(failures)
+        if delay is None:
+            return
+        name, generation = entry.name, entry.generation
+        _log.info("connector %r: restarting in %.1f s (failure %d in a row)", name, delay,
+                  failures)
+
+        def restart() -> None:
+            with self._lock:
+                current = self._entries.get(name)
+                if current is None or current.generation != generation or not self._running \
+                        or current.target is State.STOPPED:
+                    return
+                self._halt_entry(current)
+                self._start_entry(current)
+
+        self._submit(restart, delay)
+
+    # -- task listener (task threads) → scheduler ---------------------------------------------
+
+    def on_task_running(self, runner: TaskRunner) -> None:
+        """A task runs (called on its thread; recorded on the scheduler's)."""
+        self._submit(lambda: self._task_event(runner, None))
+
+    def on_task_failed(self, runner: TaskRunner, error: BaseException) -> None:
+        """A task failed (called on its thread; handled on the scheduler's)."""
+        self._submit(lambda: self._task_event(runner, error))
+
+    def on_task_stopped(self, runner: TaskRunner) -> None:
+        """A task's thread ended after a stop (nothing to do)."""
+
+    def _task_event(self, runner: TaskRunner, error: BaseException | None) -> None:
+        with self._lock:
+            entry = self._entries.get(runner.id.connector)
+            if entry is None or entry.tasks.get(runner.id.task) is not runner:
+                return
+            number = runner.id.task
+            self._record_task(entry, number, runner.state, runner.trace)
+            if error is None:
+                return
+            if entry.runner is not None:
+                entry.runner.task_failed(error)
+            policy = _policy(entry, self.config)
+            if policy.recovered(time.time() - runner.metrics.started_at):
+                entry.failures[number] = 0
+            failures = entry.failures.get(number, 0) + 1
+            entry.failures[number] = failures
+            delay = policy.next_delay(failures)
+            if delay is None:
+                return
+            _log.info("task %s: restarting in %.1f s (failure %d in a row)", runner.id, delay,
+                      failures)
+
+            def restart() -> None:
+                with self._lock:
+                    current = self._entries.get(runner.id.connector)
+                    if current is None or current.tasks.get(number) is not runner \
+                            or not self._running or current.target is State.STOPPED:
+                        return
+                    self._restart_task(current, number)
+
+            self._submit(restart, delay)
+
+    def _submit(self, function: Any, delay: float = 0.0) -> None:
+        scheduler = self._scheduler
+        if scheduler is not None:
+            scheduler.submit(function, delay)
+
+    # -- status records -------------------------------------------------------------------------
+
+    def _record_connector(self, entry: _Entry, state: State, trace: str | None = None) -> None:
+        try:
+            if self._statuses is not None:
+                self._statuses.put_connector(entry.name, state, self.worker_id, trace)
+        except Exception:
+            _log.exception("recording the status of connector %r failed", entry.name)
+
+    def _record_task(self, entry: _Entry, number: int, state: State,
+                     trace: str | None = None) -> None:
+        try:
+            if self._statuses is not None:
+                self._statuses.put_task(entry.name, number, state, self.worker_id, trace)
+        except Exception:
+            _log.exception("recording the status of task %s-%d failed", entry.name, number)
+
+    def _record_all(self, entry: _Entry) -> None:
+        self._record_connector(entry, entry.connector_state, entry.connector_trace)
+        for number, runner in entry.tasks.items():
+            self._record_task(entry, number, runner.state, runner.trace)
+
+    def _stored_status(self, entry: _Entry) -> ConnectorStatus:
+        assert self._statuses is not None
+        stored = self._statuses.connector(entry.name) or {}
+        state = State.STOPPED if entry.target is State.STOPPED else \
+            State(stored.get("state", State.UNASSIGNED.value))
+        connector = StateInfo(state=state, worker_id=stored.get("worker_id") or self.worker_id,
+                              trace=stored.get("trace"))
+        tasks = tuple(
+            TaskStatus(connector=entry.name, id=n, state=State(t.get("state", "UNASSIGNED")),
+                       worker_id=t.get("worker_id") or self.worker_id, trace=t.get("trace"))
+            for n, t in sorted(self._statuses.tasks(entry.name).items()))
+        return ConnectorStatus(name=entry.name, type=entry.kind, connector=connector,
+                               tasks=() if entry.target is State.STOPPED else tasks)
+
+
+def _policy(entry: _Entry, worker: WorkerConfig) -> Any:
+    from omconnect.runtime.restart_policy import RestartPolicy
+
+    if entry.runner is not None:
+        return entry.runner.settings.restart
+    return RestartPolicy.from_config(entry.config, worker.values)
+
+
+def _kind_of(config: Mapping[str, Any]) -> str:
+    try:
+        return connector_kind(load_connector_class(str(config.get("connector.class"))))
+    except ConfigError:
+        return "unknown"
+
+
+def _list(value: Any) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return [str(v).strip() for v in value if str(v).strip()]
+    return [part.strip() for part in str(value).split(",") if part.strip()]
+
+
+def _source_offsets(offsets: Sequence[Mapping[str, Any]]
+                    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+    result = []
+    for index, entry in enumerate(offsets):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("partition"), Mapping):
+            raise ConfigError(f"offsets[{index}] needs a 'partition' object (the source "
+                              "partition)", key=f"offsets[{index}].partition")
+        offset = entry.get("offset")
+        if offset is not None and not isinstance(offset, Mapping):
+            raise ConfigError(f"offsets[{index}].offset must be an object or null",
+                              key=f"offsets[{index}].offset")
+        result.append((dict(entry["partition"]), None if offset is None else dict(offset)))
+    return result
+

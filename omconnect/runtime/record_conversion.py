@@ -1,0 +1,334 @@
+"""Between records and transport messages: the key, value and header converters, in batches.
+
+The fast path converts a whole batch with the converters' batch methods (one call per
+topic run, not per record). When that raises, the batch is converted again record by
+record, each stage (key, value, headers) under the task's
+:class:`~omconnect.runtime.retry_with_tolerance.RetryWithTolerance`, so that exactly the
+failing records are retried, tolerated or reported, each with its stage.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import attrs
+
+from omconnect import plugins
+from omconnect.converters.base import Converter, HeaderConverter
+from omconnect.data.headers import Header, Headers
+from omconnect.errors import ConfigError, PluginError
+from omconnect.records import SinkRecord, SourceRecord
+from omconnect.runtime.retry_with_tolerance import (
+    RetryWithTolerance,
+    Stage,
+    Tolerated,
+    class_name,
+)
+from omconnect.transport.messages import Message, WireHeaders
+
+__all__ = [
+    "Converters",
+    "MessageDeserializer",
+    "SourceRecordSerializer",
+    "build_converters",
+    "converter_config_errors",
+]
+
+_ROLES = ("key.converter", "value.converter", "header.converter")
+
+
+@attrs.frozen
+class Converters:
+    """The three converters of one task (instances are used by one thread)."""
+
+    key: Converter
+    value: Converter
+    header: HeaderConverter
+
+
+def _load(name: str, role: str) -> type[Any]:
+    base: type[Any] = HeaderConverter if role == "header.converter" else Converter
+
+    def check(obj: Any) -> str | None:
+        if isinstance(obj, type) and issubclass(obj, base):
+            return None
+        return f"it is not a {base.__name__} class"
+
+    loaded: type[Any] = plugins.load(plugins.CONVERTERS, name, check=check)
+    return loaded
+
+
+def _strip(values: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    return {k[len(prefix):]: v for k, v in values.items() if k.startswith(prefix)}
+
+
+def _choice(
+    role: str, connector: Mapping[str, Any], worker: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """The converter name and options for ``role``: the connector's when it names a
+    converter (with its own options only, as Kafka Connect), else the worker's.
+    """
+    own = connector.get(role)
+    if own:
+        return str(own).strip(), _strip(connector, role + ".")
+    return str(worker.get(role) or _DEFAULTS[role]).strip(), _strip(worker, role + ".")
+
+
+_DEFAULTS = {"key.converter": "json", "value.converter": "json", "header.converter": "simple"}
+
+
+def converter_config_errors(
+    connector: Mapping[str, Any], worker: Mapping[str, Any] | None = None
+) -> dict[str, list[str]]:
+    """Per-key problems with the converters a connector config selects.
+
+    Only the converters named in ``connector`` are checked when ``worker`` is ``None``.
+    """
+    errors: dict[str, list[str]] = {}
+    for role in _ROLES:
+        if worker is None and not connector.get(role):
+            continue
+        name, options = _choice(role, connector, worker or {})
+        try:
+            cls = _load(name, role)
+        except PluginError as exc:
+            errors.setdefault(role, []).append(f"{exc}; fix the value of {role}")
+            continue
+        definition = getattr(cls, "config_def", None)
+        if definition is not None:
+            for key, messages in definition.validate(options, prefix=role + ".").items():
+                if messages:
+                    errors.setdefault(key, []).extend(messages)
+    return errors
+
+
+def build_converters(connector: Mapping[str, Any], worker: Mapping[str, Any]) -> Converters:
+    """New, configured converters for one task.
+
+    Args:
+        connector: The connector's settings (``key.converter`` etc. override the worker's).
+        worker: The worker's settings.
+
+    Raises:
+        ConfigError: A converter is unknown or rejects its options (naming the key).
+
+    """
+    built: list[Any] = []
+    for role in _ROLES:
+        name, options = _choice(role, connector, worker)
+        try:
+            instance = _load(name, role)()
+            if role == "header.converter":
+                instance.configure(options)
+            else:
+                instance.configure(options, role == "key.converter")
+        except PluginError as exc:
+            raise ConfigError(f"{exc}; fix the value of {role}", key=role) from exc
+        except ConfigError as exc:
+            key = exc.context.get("key")
+            shown = f"{role}.{key}" if key and not str(key).startswith(role) else (key or role)
+            raise ConfigError(f"{role} {name!r} rejected its options: {exc.message}",
+                              errors=exc.errors, key=shown) from exc
+        built.append(instance)
+    return Converters(key=built[0], value=built[1], header=built[2])
+
+
+def _topic_runs(items: Sequence[Any]) -> list[tuple[str, int, int]]:
+    """(topic, start, end) of each run of consecutive items with the same topic."""
+    runs: list[tuple[str, int, int]] = []
+    n = len(items)
+    if not n:
+        return runs
+    start = 0
+    topic = items[0].topic
+    for i in range(1, n):
+        t = items[i].topic
+        if t != topic:
+            runs.append((topic, start, i))
+            start, topic = i, t
+    runs.append((topic, start, n))
+    return runs
+
+
+class SourceRecordSerializer:
+    """Turns source records into messages with the task's converters.
+
+    Args:
+        converters: The task's converters.
+
+    """
+
+    def __init__(self, converters: Converters) -> None:
+        self._key = converters.key
+        self._value = converters.value
+        self._header = converters.header
+        self.key_class = class_name(converters.key)
+        self.value_class = class_name(converters.value)
+        self.header_class = class_name(converters.header)
+
+    def serialize(self, records: Sequence[SourceRecord]) -> list[Message]:
+        """Every record as a message, converted in batches per topic run.
+
+        Raises:
+            Exception: Whatever a converter raised (then use :meth:`serialize_each`).
+
+        """
+        out: list[Message] = []
+        append = out.append
+        key_batch = self._key.from_connect_batch
+        value_batch = self._value.from_connect_batch
+        for topic, start, end in _topic_runs(records):
+            run = records[start:end] if (start, end) != (0, len(records)) else records
+            keys = key_batch(topic, [(r.key_schema, r.key) for r in run])
+            values = value_batch(topic, [(r.value_schema, r.value) for r in run])
+            for r, k, v in zip(run, keys, values, strict=True):
+                headers = r.headers
+                append(Message(topic, k, v, self._headers(topic, headers) if headers else (),
+                               r.timestamp, r.partition))
+        return out
+
+    def serialize_one(self, record: SourceRecord) -> Message:
+        """One record as a message (the dead-letter queue's serialisation).
+
+        Raises:
+            Exception: Whatever a converter raised.
+
+        """
+        topic = record.topic
+        return Message(topic, self._key.from_connect(topic, record.key_schema, record.key),
+                       self._value.from_connect(topic, record.value_schema, record.value),
+                       self._headers(topic, record.headers) if record.headers else (),
+                       record.timestamp, record.partition)
+
+    def serialize_each(
+        self, records: Sequence[SourceRecord], errors: RetryWithTolerance
+    ) -> list[Message | Tolerated]:
+        """Every record as a message, one by one, each stage under ``errors``.
+
+        Returns:
+            A message per record, or :class:`Tolerated` for a record that failed and was
+            tolerated.
+
+        Raises:
+            ToleranceExceededError: A record failed and errors.tolerance is none.
+
+        """
+        out: list[Message | Tolerated] = []
+        for record in records:
+            topic = record.topic
+            key = errors.execute(
+                partial(self._key.from_connect, topic, record.key_schema, record.key),
+                Stage.KEY_CONVERTER, self.key_class, source_record=record)
+            if isinstance(key, Tolerated):
+                out.append(key)
+                continue
+            value = errors.execute(
+                partial(self._value.from_connect, topic, record.value_schema, record.value),
+                Stage.VALUE_CONVERTER, self.value_class, source_record=record)
+            if isinstance(value, Tolerated):
+                out.append(value)
+                continue
+            headers: WireHeaders = ()
+            if record.headers:
+                converted = errors.execute(
+                    partial(self._headers, topic, record.headers),
+                    Stage.HEADER_CONVERTER, self.header_class, source_record=record)
+                if isinstance(converted, Tolerated):
+                    out.append(converted)
+                    continue
+                headers = converted
+            out.append(Message(topic, key, value, headers, record.timestamp, record.partition))
+        return out
+
+    def _headers(self, topic: str, headers: Headers) -> WireHeaders:
+        convert = self._header.from_connect_header
+        return tuple((h.key, convert(topic, h.key, h.schema, h.value)) for h in headers)
+
+
+class MessageDeserializer:
+    """Turns consumed messages into sink records with the task's converters.
+
+    Args:
+        converters: The task's converters.
+
+    """
+
+    def __init__(self, converters: Converters) -> None:
+        self._key = converters.key
+        self._value = converters.value
+        self._header = converters.header
+        self.key_class = class_name(converters.key)
+        self.value_class = class_name(converters.value)
+        self.header_class = class_name(converters.header)
+
+    def deserialize(self, messages: Sequence[Message]) -> list[SinkRecord]:
+        """Every message as a sink record, converted in batches per topic run.
+
+        Raises:
+            Exception: Whatever a converter raised (then use :meth:`deserialize_each`).
+
+        """
+        out: list[SinkRecord] = []
+        append = out.append
+        key_batch = self._key.to_connect_batch
+        value_batch = self._value.to_connect_batch
+        for topic, start, end in _topic_runs(messages):
+            run = messages[start:end] if (start, end) != (0, len(messages)) else messages
+            keys = key_batch(topic, [m.key for m in run])
+            values = value_batch(topic, [m.value for m in run])
+            for m, k, v in zip(run, keys, values, strict=True):
+                append(SinkRecord(
+                    topic=topic, partition=m.partition, key_schema=k.schema, key=k.value,
+                    value_schema=v.schema, value=v.value, timestamp=m.timestamp,
+                    headers=self._headers(topic, m.headers) if m.headers else Headers.EMPTY,
+                    offset=m.offset or 0, original_topic=topic, original_partition=m.partition,
+                    original_offset=m.offset))
+        return out
+
+    def deserialize_each(
+        self, messages: Sequence[Message], errors: RetryWithTolerance
+    ) -> list[SinkRecord | Tolerated]:
+        """Every message as a sink record, one by one, each stage under ``errors``.
+
+        Raises:
+            ToleranceExceededError: A record failed and errors.tolerance is none.
+
+        """
+        out: list[SinkRecord | Tolerated] = []
+        for m in messages:
+            topic = m.topic
+            key = errors.execute(partial(self._key.to_connect, topic, m.key),
+                                 Stage.KEY_CONVERTER, self.key_class, message=m)
+            if isinstance(key, Tolerated):
+                out.append(key)
+                continue
+            value = errors.execute(partial(self._value.to_connect, topic, m.value),
+                                   Stage.VALUE_CONVERTER, self.value_class, message=m)
+            if isinstance(value, Tolerated):
+                out.append(value)
+                continue
+            headers = Headers.EMPTY
+            if m.headers:
+                converted = errors.execute(partial(self._headers, topic, m.headers),
+                                           Stage.HEADER_CONVERTER, self.header_class, message=m)
+                if isinstance(converted, Tolerated):
+                    out.append(converted)
+                    continue
+                headers = converted
+            out.append(SinkRecord(
+                topic=topic, partition=m.partition, key_schema=key.schema, key=key.value,
+                value_schema=value.schema, value=value.value, timestamp=m.timestamp,
+                headers=headers, offset=m.offset or 0, original_topic=topic,
+                original_partition=m.partition, original_offset=m.offset))
+        return out
+
+    def _headers(self, topic: str, headers: WireHeaders) -> Headers:
+        convert = self._header.to_connect_header
+        items = []
+        for key, data in headers:
+            converted = convert(topic, key, data)
+            items.append(Header(key, converted.value, converted.schema))
+        return Headers(items)
+

@@ -1,0 +1,557 @@
+"""The sink path: consume → converters → transforms → put, then commit what is safe.
+
+One thread per task owns the consumer (group ``connect-<connector>``) and the task. Each
+loop reads at most ``consumer.max.poll.records`` messages, converts and transforms them as a
+batch and hands them to ``put``: one batch in memory at a time. Every
+``offset.flush.interval.ms`` (or on ``request_commit``) the runner waits for dead-letter
+writes, asks the task's ``pre_commit`` which of the offsets it was given are safe, and
+commits those to the group, never beyond what was put.
+
+A :class:`~omconnect.errors.RetriableError` from ``put`` keeps the batch: every assigned
+partition is paused, the consumer keeps polling (so it stays in its group), and the same
+batch is put again after a backoff; nothing is consumed twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
+
+from omconnect.connector.context import ErrantRecordReporter, SinkTaskContext
+from omconnect.connector.task import SinkTask
+from omconnect.errors import (
+    ConnectError,
+    RetriableError,
+    UnsupportedOperationError,
+)
+from omconnect.records import SinkRecord, TopicPartition
+from omconnect.runtime.dead_letter_queue import DeadLetterQueue
+from omconnect.runtime.record_conversion import (
+    MessageDeserializer,
+    SourceRecordSerializer,
+    build_converters,
+)
+from omconnect.runtime.retry_with_tolerance import (
+    Failure,
+    RetryWithTolerance,
+    Stage,
+    Tolerated,
+    class_name,
+)
+from omconnect.runtime.task_runner import TaskRunner, TaskSetup
+from omconnect.runtime.transform_setup import TransformRunner
+from omconnect.transport.messages import Message
+from omconnect.transport.spi import Consumer, Producer, RebalanceListener
+
+__all__ = ["SinkTaskRunner"]
+
+_log = logging.getLogger(__name__)
+
+_MAX_POLL_WAIT_S = 1.0
+
+
+class _Context(SinkTaskContext):
+    """The sink task's view of the runner; calls are applied on the task thread."""
+
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    @property
+    def configs(self) -> Mapping[str, Any]:
+        return self._runner.setup.task_config
+
+    def offset(self, offsets: Mapping[TopicPartition, int]) -> None:
+        self._runner._seeks.update(offsets)
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self._runner._assignment
+
+    def pause(self, *partitions: TopicPartition) -> None:
+        self._runner._task_paused.update(partitions)
+        self._runner._pause_dirty = True
+
+    def resume(self, *partitions: TopicPartition) -> None:
+        self._runner._task_paused.difference_update(partitions)
+        self._runner._pause_dirty = True
+
+    def request_commit(self) -> None:
+        self._runner._commit_requested = True
+
+    @property
+    def errant_record_reporter(self) -> ErrantRecordReporter | None:
+        return self._runner._reporter
+
+
+class _Reporter(ErrantRecordReporter):
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    def report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        return self._runner._report(record, error)
+
+
+class _Rebalance(RebalanceListener):
+    def __init__(self, runner: SinkTaskRunner) -> None:
+        self._runner = runner
+
+    def on_partitions_revoked(self, partitions: frozenset[TopicPartition]) -> None:
+        self._runner._revoked(partitions)
+
+    def on_partitions_assigned(self, partitions: frozenset[TopicPartition]) -> None:
+        self._runner._assigned(partitions)
+
+
+class SinkTaskRunner(TaskRunner):
+    """Runs a :class:`~omconnect.connector.SinkTask`.
+
+    Args:
+        setup: What the runner needs from the worker.
+        task: The task instance.
+        paused: Start paused.
+
+    """
+
+    kind = "sink"
+
+    def __init__(self, setup: TaskSetup, task: SinkTask, *, paused: bool = False) -> None:
+        super().__init__(setup, task, paused=paused)
+        self.sink_task = task
+        self.group = f"connect-{setup.id.connector}"
+        self._consumer: Consumer | None = None
+        self._producer: Producer | None = None
+        self._transforms: TransformRunner | None = None
+        self._assignment: frozenset[TopicPartition] = frozenset()
+        self._offsets_put: dict[TopicPartition, int] = {}
+        self._committed: dict[TopicPartition, int] = {}
+        self._dirty = False
+        self._task_paused: set[TopicPartition] = set()
+        self._consumer_paused: set[TopicPartition] = set()
+        self._pause_dirty = True
+        self._can_pause = setup.transport.capabilities.pause
+        self._seeks: dict[TopicPartition, int] = {}
+        self._commit_requested = False
+        self._dead_letters: list[Future[None]] = []
+        self._batch: list[SinkRecord] | None = None  # a batch waiting to be put again
+        self._batch_offsets: dict[tuple[str, int], int] = {}
+        self._batch_attempt = 0
+        self._batch_started = 0.0
+        self._batch_due = 0.0
+        self._messages: Sequence[Message] = ()
+        self._tp_cache: dict[tuple[str, int], TopicPartition] = {}
+        self._reporter: ErrantRecordReporter | None = None
+        self._topics: list[str] = []
+        self._lag_known = True
+        self._closing = False
+        worker = setup.worker
+        self._flush_interval_s = worker["offset.flush.interval.ms"] / 1000.0
+        self._flush_timeout_s = worker["offset.flush.timeout.ms"] / 1000.0
+        self._regex_refresh_s = worker["topics.regex.refresh.interval.ms"] / 1000.0
+        self._max_records = setup.settings.max_poll_records
+
+    # -- setup ------------------------------------------------------------------------
+
+    def _open(self) -> None:
+        setup = self.setup
+        settings = setup.settings
+        converters = build_converters(settings.values, setup.worker.values)
+        self._deserializer = MessageDeserializer(converters)
+        self._serializer = SourceRecordSerializer(converters)
+        dead_letters = None
+        if settings.errors.dlq_topic:
+            dead_letters = DeadLetterQueue(
+                settings.errors.dlq_topic, producer=self._dlq_producer, topics=setup.topics,
+                partitions=settings.errors.dlq_partitions,
+                context_headers=settings.errors.dlq_context_headers)
+        self._errors = RetryWithTolerance(
+            settings.errors, connector=self.id.connector, task=self.id.task,
+            metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
+        self._transforms = TransformRunner.from_config(settings.values, self._errors)
+        self._reporter = _Reporter(self)
+        options = setup.worker.prefixed("consumer.")
+        options.pop("max.poll.records", None)
+        self._consumer = setup.transport.consumer(self.group, options=options or None)
+        self.sink_task.initialize(_Context(self))
+        self.sink_task.start(setup.task_config)
+        self._subscribe()
+
+    def _dlq_producer(self) -> Producer:
+        if self._producer is None:
+            options = self.setup.worker.prefixed("producer.")
+            self._producer = self.setup.transport.producer(options or None)
+        return self._producer
+
+    def _subscribe(self) -> None:
+        settings = self.setup.settings
+        regex = settings.topics_regex
+        if regex is None:
+            topics = settings.topics
+        else:
+            pattern = re.compile(regex)
+            admin = self.setup.transport.admin()
+            try:
+                topics = sorted(t for t in admin.list_topics() if pattern.fullmatch(t))
+            finally:
+                admin.close()
+            dlq = settings.errors.dlq_topic
+            topics = [t for t in topics if t != dlq]
+        if topics != self._topics and topics:
+            assert self._consumer is not None
+            self._consumer.subscribe(topics, _Rebalance(self))
+            _log.info("task %s subscribed to %s", self.id, topics)
+        self._topics = topics
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def _execute(self) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        now = time.monotonic()
+        next_commit = now + self._flush_interval_s
+        next_refresh = now + self._regex_refresh_s
+        regex = self.setup.settings.topics_regex is not None
+        while not self.stopping.is_set():
+            if self._seeks:
+                self._apply_seeks()
+            if self._pause_dirty:
+                self._sync_pauses()
+            now = time.monotonic()
+            if now >= next_commit or self._commit_requested:
+                self._commit()
+                next_commit = time.monotonic() + self._flush_interval_s
+            if regex and now >= next_refresh:
+                self._subscribe()
+                next_refresh = now + self._regex_refresh_s
+            if self._batch is not None and now >= self._batch_due:
+                self._deliver(self._batch, self._batch_offsets)
+                continue
+            wait = min(_MAX_POLL_WAIT_S, max(0.0, next_commit - now))
+            if self._batch is not None:
+                wait = min(wait, max(0.0, self._batch_due - now))
+            if not self._topics or (not self._can_pause and self._must_hold()):
+                self.stopping.wait(wait)
+                continue
+            messages = consumer.poll(self._max_records, wait)
+            if messages and not self.stopping.is_set():
+                self._process(messages)
+
+    def _must_hold(self) -> bool:
+        """Whether no partition may deliver (paused connector or a batch to retry)."""
+        return self._paused or self._batch is not None
+
+    def _process(self, messages: list[Message]) -> None:
+        self.metrics.record_batch(len(messages))
+        self._messages = messages
+        offsets: dict[Any, Any] = {}
+        for m in messages:
+            offsets[m.topic, m.partition] = m.offset
+        try:
+            converted: Sequence[Any] = self._deserializer.deserialize(messages)
+            sources: Sequence[Message] = messages
+        except Exception:
+            items = self._deserializer.deserialize_each(messages, self._errors)
+            converted, sources = self._keep(items, messages)
+        transforms = self._transforms
+        assert transforms is not None
+        if not transforms.empty:
+            out = transforms.apply(converted, sources)
+            records = []
+            for item in out:
+                if item is None:
+                    self.metrics.filtered += 1
+                elif isinstance(item, Tolerated):
+                    if item.future is not None:
+                        self._dead_letters.append(item.future)
+                else:
+                    records.append(item)
+        else:
+            records = converted if isinstance(converted, list) else list(converted)
+        self._deliver(records, {k: v + 1 for k, v in offsets.items()})
+
+    def _keep(self, items: Sequence[SinkRecord | Tolerated], messages: Sequence[Message]
+              ) -> tuple[list[SinkRecord], list[Message]]:
+        records: list[SinkRecord] = []
+        sources: list[Message] = []
+        for item, message in zip(items, messages, strict=True):
+            if isinstance(item, Tolerated):
+                if item.future is not None:
+                    self._dead_letters.append(item.future)
+            else:
+                records.append(item)
+                sources.append(message)
+        return records, sources
+
+    def _deliver(self, records: list[SinkRecord], offsets: dict[tuple[str, int], int]) -> None:
+        if records:
+            try:
+                self.sink_task.put(records)
+            except RetriableError as exc:
+                self._hold(records, offsets, exc)
+                return
+        self.metrics.put += len(records)
+        cache = self._tp_cache
+        for key, offset in offsets.items():
+            tp = cache.get(key)
+            if tp is None:
+                tp = cache[key] = TopicPartition(key[0], key[1])
+            if tp not in self._assignment:
+                # Records from a partition no rebalance callback announced: it is ours.
+                self._assigned(frozenset((tp,)))
+            self._offsets_put[tp] = offset
+        self._dirty = True
+        if self._batch is not None:
+            _log.info("task %s: put succeeded after %d retries", self.id, self._batch_attempt)
+            self._batch = None
+            self._batch_offsets = {}
+            self._pause_dirty = True
+
+    def _hold(self, records: list[SinkRecord], offsets: dict[tuple[str, int], int],
+              error: RetriableError) -> None:
+        now = time.monotonic()
+        if self._batch is None:
+            self._batch = records
+            self._batch_offsets = offsets
+            self._batch_attempt = 0
+            self._batch_started = now
+            self._pause_dirty = True
+        policy = self.setup.settings.errors
+        self._batch_attempt += 1
+        deadline = policy.retry_deadline(self._batch_started, zero_means_forever=True)
+        delay = policy.backoff(self._batch_attempt)
+        if now + delay > deadline:
+            raise ConnectError(
+                f"put() kept failing with retriable errors for "
+                f"{policy.retry_timeout_ms} ms (errors.retry.timeout); last: {error}",
+                connector=self.id.connector, task=self.id.task) from error
+        self.metrics.retries += 1
+        self._batch_due = now + delay
+        _log.warning("task %s: put() failed (retriable), retry %d in %.1f s: %s", self.id,
+                     self._batch_attempt, delay, error)
+
+    # -- pauses, seeks, rebalances -------------------------------------------------------
+
+    def _sync_pauses(self) -> None:
+        self._pause_dirty = False
+        if not self._can_pause or self._consumer is None:
+            return
+        wanted = set(self._assignment) if self._must_hold() else \
+            self._task_paused & set(self._assignment)
+        to_pause = wanted - self._consumer_paused
+        to_resume = (self._consumer_paused - wanted) & set(self._assignment)
+        try:
+            if to_pause:
+                self._consumer.pause(to_pause)
+            if to_resume:
+                self._consumer.resume(to_resume)
+        except UnsupportedOperationError:
+            self._can_pause = False
+            return
+        self._consumer_paused = wanted
+
+    def _apply_seeks(self) -> None:
+        seeks, self._seeks = self._seeks, {}
+        assert self._consumer is not None
+        for tp, offset in seeks.items():
+            if tp not in self._assignment:
+                _log.warning("task %s: ignoring offset reset of %s, not assigned", self.id, tp)
+                continue
+            self._consumer.seek(tp, offset)
+            self._offsets_put[tp] = offset
+            self._dirty = True
+
+    def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
+        self._assignment = self._assignment | partitions
+        self._note_committed(partitions)
+        self.sink_task.open(partitions)
+        self._pause_dirty = True
+        self._sync_pauses()
+
+    def _note_committed(self, partitions: frozenset[TopicPartition]) -> None:
+        """Learn the group's positions of newly assigned partitions (for the metrics and
+        to skip commits that change nothing).
+        """
+        assert self._consumer is not None
+        try:
+            committed = self._consumer.committed(partitions)
+        except Exception:
+            return
+        for tp, offset in committed.items():
+            if offset is not None:
+                self._committed[tp] = offset
+            else:
+                try:
+                    self._committed[tp] = self._consumer.offset_range(tp)[0]
+                except Exception:
+                    self._committed[tp] = 0
+
+    def _revoked(self, partitions: frozenset[TopicPartition]) -> None:
+        if self._closing:
+            return  # the runner closes the task itself
+        try:
+            self._commit(only=partitions)
+        finally:
+            self.sink_task.close(partitions)
+            self._assignment = self._assignment - partitions
+            for tp in partitions:
+                self._offsets_put.pop(tp, None)
+                self._committed.pop(tp, None)
+                self._task_paused.discard(tp)
+                self._consumer_paused.discard(tp)
+            if self._batch is not None:
+                revoked = {(tp.topic, tp.partition) for tp in partitions}
+                self._batch = [r for r in self._batch
+                               if (r.original_topic, r.original_partition) not in revoked]
+                self._batch_offsets = {k: v for k, v in self._batch_offsets.items()
+                                       if k not in revoked}
+
+    # -- errant records -------------------------------------------------------------------
+
+    def _report(self, record: SinkRecord, error: BaseException) -> Future[None]:
+        message = self._original(record)
+        tolerated = self._errors.failed(Failure(
+            stage=Stage.TASK_PUT, executing_class=class_name(self.task), error=error,
+            message=message, connector=self.id.connector, task=self.id.task))
+        future = tolerated.future
+        if future is None:
+            future = Future()
+            future.set_result(None)
+        else:
+            self._dead_letters.append(future)
+        return future
+
+    def _original(self, record: SinkRecord) -> Message:
+        for message in self._messages:
+            if (message.offset == record.original_offset
+                    and message.partition == record.original_partition
+                    and message.topic == record.original_topic):
+                return message
+        try:
+            message = self._serializer.serialize_one(record)  # type: ignore[arg-type]
+        except Exception:
+            message = Message(record.topic)
+        return Message(record.original_topic or record.topic, message.key, message.value,
+                       message.headers, record.timestamp, record.original_partition,
+                       record.original_offset)
+
+    # -- commits --------------------------------------------------------------------------
+
+    def _await_dead_letters(self) -> bool:
+        """Wait for dead-letter writes; ``False`` when they did not finish in time."""
+        deadline = time.monotonic() + self._flush_timeout_s
+        pending = self._dead_letters
+        while pending:
+            future = pending[0]
+            try:
+                future.result(timeout=max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                return False
+            except Exception as exc:
+                raise ConnectError(
+                    f"could not write a failed record to the dead-letter topic "
+                    f"{self.setup.settings.errors.dlq_topic!r}: {exc}", connector=self.id.connector,
+                    task=self.id.task) from exc
+            pending.pop(0)
+        return True
+
+    def _commit(self, only: frozenset[TopicPartition] | None = None) -> None:
+        self._commit_requested = False
+        if self._abandoned or self._consumer is None:
+            return
+        if not self._await_dead_letters():
+            _log.warning("task %s: dead-letter writes still pending; commit postponed", self.id)
+            return
+        put = {tp: o for tp, o in self._offsets_put.items()
+               if tp in self._assignment and (only is None or tp in only)}
+        if not put or (not self._dirty and only is None):
+            self._update_lag()
+            return
+        try:
+            safe = self.sink_task.pre_commit(dict(put))
+        except RetriableError as exc:
+            _log.warning("task %s: pre_commit() failed (retriable), commit postponed: %s",
+                         self.id, exc)
+            return
+        to_commit = {}
+        for tp, offset in (safe or {}).items():
+            limit = put.get(tp)
+            if limit is None:
+                continue
+            offset = min(int(offset), limit)
+            if self._committed.get(tp) != offset:
+                to_commit[tp] = offset
+        if only is None:
+            self._dirty = False
+        if not to_commit:
+            self._update_lag()
+            return
+        try:
+            self._consumer.commit(to_commit)
+        except Exception:
+            self.metrics.offset_commit_failures += 1
+            _log.exception("task %s: committing offsets failed; retrying at the next commit",
+                           self.id)
+            self._dirty = True
+            return
+        covered = sum(max(0, o - self._committed.get(tp, o)) for tp, o in to_commit.items())
+        self._committed.update(to_commit)
+        self.metrics.record_offset_commit(covered)
+        self._update_lag()
+
+    def _update_lag(self) -> None:
+        if not self._lag_known or self._consumer is None or not self._assignment:
+            return
+        lag = 0
+        try:
+            for tp in self._assignment:
+                _, end = self._consumer.offset_range(tp)
+                position = self._offsets_put.get(tp, self._committed.get(tp))
+                if position is not None:
+                    lag += max(0, end - position)
+        except UnsupportedOperationError:
+            self._lag_known = False
+            self.metrics.lag = None
+            return
+        except Exception:
+            return
+        self.metrics.lag = lag
+
+    # -- stop -------------------------------------------------------------------------
+
+    def _wake(self) -> None:
+        self._pause_dirty = True  # pause() or resume() may have changed what is held
+        consumer = self._consumer
+        if consumer is not None:
+            try:
+                consumer.wakeup()
+            except Exception:
+                _log.debug("task %s: wakeup failed", self.id, exc_info=True)
+
+    def _close(self, *, failed: bool) -> None:
+        try:
+            if self._consumer is not None and not failed and not self._abandoned:
+                self._commit()
+            if self._assignment:
+                assignment, self._assignment = self._assignment, frozenset()
+                try:
+                    self.sink_task.close(assignment)
+                except Exception:
+                    _log.exception("task %s: close() raised", self.id)
+        finally:
+            self._closing = True
+            if self._transforms is not None:
+                self._transforms.close()
+            consumer, self._consumer = self._consumer, None
+            if consumer is not None:
+                try:
+                    consumer.close()
+                except Exception:
+                    _log.exception("task %s: closing the consumer failed", self.id)
+            if self._producer is not None:
+                try:
+                    self._producer.close(timeout=self._remaining_stop_time())
+                except Exception:
+                    _log.exception("task %s: closing the producer failed", self.id)

@@ -1,0 +1,278 @@
+"""The worker's configuration: which transport, converters, offset flushing, restarts.
+
+One key, ``transport``, picks the queue; moving a pipeline to another queue means changing
+that key (and giving that transport's ``<name>.*`` options). Options of other transports
+may stay in the file: only the selected transport's are read.
+
+Kafka Connect's worker files load unchanged: keys that only make sense on Kafka Connect
+(``bootstrap.servers``, ``offset.storage.file.filename``, ``plugin.path``, ...) are
+accepted and ignored, each with a logged note saying so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from omconnect import plugins
+from omconnect.config.definition import ConfigDef
+from omconnect.config.types import ConfigType, Importance
+from omconnect.config.validators import NonEmptyString, OneOf, Range
+from omconnect.errors import ConfigError, PluginError
+from omconnect.transport.spi import Transport
+
+__all__ = [
+    "AT_LEAST_ONCE",
+    "EXACTLY_ONCE",
+    "KAFKA_CONNECT_ONLY_KEYS",
+    "RESTART_POLICIES",
+    "WORKER_CONFIG_DEF",
+    "WorkerConfig",
+]
+
+_log = logging.getLogger(__name__)
+
+AT_LEAST_ONCE = "at-least-once"
+EXACTLY_ONCE = "exactly-once"
+RESTART_POLICIES = ("none", "on-failure")
+
+WORKER_CONFIG_DEF = (
+    ConfigDef()
+    .define("transport", ConfigType.STRING, "embedded", importance=Importance.HIGH,
+            validators=[NonEmptyString()], group="Transport",
+            documentation="The transport (queue) the worker runs on: an entry-point name "
+            "(embedded, memory, kafka, rabbitmq, pulsar) or a Python path. Its options are "
+            "given as `<transport>.<option>`.")
+    .define("key.converter", ConfigType.STRING, "json", importance=Importance.HIGH,
+            group="Converters",
+            documentation="Converter of record keys, for connectors that do not set their "
+            "own; options as `key.converter.<option>`.")
+    .define("value.converter", ConfigType.STRING, "json", importance=Importance.HIGH,
+            group="Converters",
+            documentation="Converter of record values, for connectors that do not set "
+            "their own; options as `value.converter.<option>`.")
+    .define("header.converter", ConfigType.STRING, "simple", importance=Importance.LOW,
+            group="Converters",
+            documentation="Converter of header values; options as "
+            "`header.converter.<option>`.")
+    .define("offset.flush.interval.ms", ConfigType.LONG, 10000, validators=[Range(min=1)],
+            importance=Importance.HIGH, group="Offsets",
+            documentation="How often source offsets are written to the offset store and "
+            "sink positions committed to the consumer group.")
+    .define("offset.flush.timeout.ms", ConfigType.LONG, 5000, validators=[Range(min=0)],
+            group="Offsets",
+            documentation="On stop, the longest a source task waits for the transport to "
+            "acknowledge records in flight before committing what was acknowledged.")
+    .define("offset.storage.namespace", ConfigType.STRING, "connect-offsets",
+            validators=[NonEmptyString()], group="Offsets",
+            documentation="Key/value store namespace of the transport holding source offsets.")
+    .define("config.storage.namespace", ConfigType.STRING, "connect-configs",
+            validators=[NonEmptyString()], group="Storage",
+            documentation="Key/value store namespace holding connector configs and target "
+            "states, so a restarted worker resumes its connectors.")
+    .define("status.storage.namespace", ConfigType.STRING, "connect-status",
+            validators=[NonEmptyString()], group="Storage",
+            documentation="Key/value store namespace holding the last known connector and "
+            "task states.")
+    .define("task.shutdown.graceful.timeout.ms", ConfigType.LONG, 5000,
+            validators=[Range(min=0)], importance=Importance.MEDIUM, group="Tasks",
+            documentation="How long stopping a task may take; a task still blocked after "
+            "it is abandoned (what is safe is committed first).")
+    .define("source.max.in.flight.records", ConfigType.INT, 20000,
+            validators=[Range(min=1)], group="Tasks",
+            documentation="Most records a source task has sent but not yet seen "
+            "acknowledged; at the limit it waits instead of polling more.")
+    .define("consumer.max.poll.records", ConfigType.INT, 2000, validators=[Range(min=1)],
+            group="Tasks",
+            documentation="Most records a sink task reads, converts and puts as one batch.")
+    .define("topics.regex.refresh.interval.ms", ConfigType.LONG, 30000,
+            validators=[Range(min=100)], group="Tasks",
+            documentation="How often a sink subscribed with `topics.regex` looks for new "
+            "matching topics.")
+    .define("topic.creation.enable", ConfigType.BOOLEAN, True, group="Topics",
+            documentation="Create topics a source writes to (and dead-letter topics) when "
+            "they do not exist.")
+    .define("topic.creation.default.partitions", ConfigType.INT, 1,
+            validators=[Range(min=1)], group="Topics",
+            documentation="Partitions of topics the worker creates; a connector may set "
+            "its own.")
+    .define("delivery.guarantee", ConfigType.STRING, AT_LEAST_ONCE,
+            validators=[OneOf((AT_LEAST_ONCE, EXACTLY_ONCE))], group="Delivery",
+            documentation="Default delivery guarantee of connectors that do not declare one.")
+    .define("restart.policy", ConfigType.STRING, "none", validators=[OneOf(RESTART_POLICIES)],
+            group="Restarts",
+            documentation="`on-failure` restarts failed tasks and connectors with "
+            "exponential backoff; `none` leaves them FAILED (Kafka Connect's behaviour).")
+    .define("restart.backoff.initial.ms", ConfigType.LONG, 1000, validators=[Range(min=0)],
+            group="Restarts", documentation="Wait before the first automatic restart.")
+    .define("restart.backoff.max.ms", ConfigType.LONG, 60000, validators=[Range(min=0)],
+            group="Restarts",
+            documentation="Longest wait between automatic restarts (the wait doubles after "
+            "each failure up to this); a task that ran this long before failing starts "
+            "again from the initial backoff.")
+    .define("restart.max.attempts", ConfigType.INT, -1, validators=[Range(min=-1)],
+            group="Restarts",
+            documentation="Most automatic restarts in a row; -1 for no limit.")
+    .define("worker.id", ConfigType.STRING, None, group="Worker",
+            documentation="This worker's id in status reports; default `<host>:<pid>`.")
+)
+"""Every setting of the worker, with defaults and documentation."""
+
+KAFKA_CONNECT_ONLY_KEYS: frozenset[str] = frozenset({
+    "bootstrap.servers",
+    "offset.storage.file.filename",
+    "plugin.path",
+    "plugin.discovery",
+    "group.id",
+    "offset.storage.topic",
+    "config.storage.topic",
+    "status.storage.topic",
+    "offset.storage.replication.factor",
+    "config.storage.replication.factor",
+    "status.storage.replication.factor",
+    "offset.storage.partitions",
+    "status.storage.partitions",
+    "listeners",
+    "rest.host.name",
+    "rest.port",
+    "rest.advertised.host.name",
+    "rest.advertised.port",
+    "rest.advertised.listener",
+    "connector.client.config.override.policy",
+    "internal.key.converter",
+    "internal.value.converter",
+    "internal.key.converter.schemas.enable",
+    "internal.value.converter.schemas.enable",
+    "exactly.once.source.support",
+    "config.providers",
+    "scheduled.rebalance.max.delay.ms",
+    "session.timeout.ms",
+    "heartbeat.interval.ms",
+    "security.protocol",
+    "client.id",
+    "task.shutdown.graceful.timeout.ms.internal",
+})
+"""Kafka Connect worker keys that have no meaning here: accepted with a logged note."""
+
+_KAFKA_CONNECT_ONLY_PREFIXES = ("ssl.", "sasl.", "admin.", "metrics.", "metric.",
+                                "config.providers.", "rest.", "listeners.", "exactly.once.")
+_PASS_THROUGH_PREFIXES = ("key.converter.", "value.converter.", "header.converter.",
+                          "producer.", "consumer.")
+
+
+def _default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _strip(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
+    return {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
+
+
+@attrs.frozen(kw_only=True)
+class WorkerConfig:
+    """A parsed, validated worker configuration. Build it with :meth:`parse`.
+
+    Attributes:
+        values: Every declared key parsed to its type (defaults filled in), plus the
+            undeclared keys as given.
+        transport_class: The selected transport's class.
+        transport_options: Its options, the ``<transport>.`` prefix removed.
+        notes: What was accepted but ignored, one sentence each (also logged).
+
+    """
+
+    values: dict[str, Any]
+    transport_class: type[Transport]
+    transport_options: dict[str, Any]
+    notes: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, config: Mapping[str, Any] | None = None) -> WorkerConfig:
+        """Validate and parse a worker configuration.
+
+        Args:
+            config: The settings (strings from a file, or typed values).
+
+        Raises:
+            ConfigError: Listing every bad key, each named as written (transport options
+                as ``<transport>.<option>``), with the fix.
+
+        """
+        raw = {str(k): v for k, v in (config or {}).items()}
+        errors = WORKER_CONFIG_DEF.validate(raw)
+        transport_name = str(raw.get("transport") or "embedded").strip()
+        transport_class: type[Transport] | None = None
+        options = _strip(raw, transport_name + ".")
+        try:
+            loaded = plugins.load(plugins.TRANSPORTS, transport_name)
+        except PluginError as exc:
+            errors.setdefault("transport", []).append(f"{exc}; fix the value of transport")
+        else:
+            if not (isinstance(loaded, type) and issubclass(loaded, Transport)):
+                errors.setdefault("transport", []).append(
+                    f"{transport_name!r} is not a Transport class; fix the value of transport")
+            else:
+                transport_class = loaded
+                for key, problems in loaded.config_def.validate(
+                        options, prefix=f"{transport_name}.").items():
+                    if problems:
+                        errors.setdefault(key, []).extend(problems)
+        if any(errors.values()):
+            raise ConfigError.from_errors(errors, what="worker configuration")
+        assert transport_class is not None
+        values = WORKER_CONFIG_DEF.parse(raw, what="worker configuration")
+        if not values.get("worker.id"):
+            values["worker.id"] = _default_worker_id()
+        notes = tuple(_notes(raw, transport_name))
+        for note in notes:
+            _log.info("worker configuration: %s", note)
+        return cls(values=values, transport_class=transport_class,
+                   transport_options=options, notes=notes)
+
+    @property
+    def transport_name(self) -> str:
+        """The selected transport's name, as configured."""
+        return str(self.values["transport"])
+
+    @property
+    def worker_id(self) -> str:
+        """This worker's id in status reports."""
+        return str(self.values["worker.id"])
+
+    def open_transport(self) -> Transport:
+        """A new instance of the selected transport, with its options."""
+        return self.transport_class(self.transport_options)
+
+    def prefixed(self, prefix: str) -> dict[str, Any]:
+        """The settings starting with ``prefix``, prefix removed (e.g. ``"producer."``)."""
+        return _strip(self.values, prefix)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+
+def _notes(raw: Mapping[str, Any], transport_name: str) -> list[str]:
+    declared = set(WORKER_CONFIG_DEF.names())
+    transports = set(plugins.available(plugins.TRANSPORTS)) | {transport_name}
+    notes: list[str] = []
+    for key in sorted(raw):
+        if key in declared or key.startswith(_PASS_THROUGH_PREFIXES):
+            continue
+        if any(key.startswith(name + ".") for name in transports):
+            if not key.startswith(transport_name + "."):
+                notes.append(f"{key} is an option of another transport; ignored while "
+                             f"transport={transport_name}")
+            continue
+        if key in KAFKA_CONNECT_ONLY_KEYS or key.startswith(_KAFKA_CONNECT_ONLY_PREFIXES):
+            notes.append(f"{key} is a Kafka Connect worker setting with no meaning here; "
+                         "ignored")
+            continue
+        close = WORKER_CONFIG_DEF.suggest(key)
+        hint = f"; did you mean {close}?" if close else ""
+        notes.append(f"{key} is not a worker setting; ignored{hint}")
+    return notes
