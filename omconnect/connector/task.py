@@ -28,8 +28,9 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def stop(self) -> None:
-        """Stop. May be called from another thread while the task is blocked in
-        ``poll``/``put``; it must make that call return promptly.
+        """Stop and release what :meth:`start` acquired. When and from which thread differs:
+        see :meth:`SourceTask.stop` and :meth:`SinkTask.stop`. It may come even when
+        :meth:`start` did not run or failed, so guard against missing resources.
         """
 
 
@@ -76,6 +77,15 @@ class SourceTask(Task):
 
         May block, but should return within about a second so that pause and stop are
         honoured; raise :class:`~omconnect.errors.RetriableError` for a transient failure.
+        """
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Stop: make a :meth:`poll` that blocks return promptly, and release resources.
+
+        Called from **another thread** than :meth:`poll`, possibly while it blocks (an
+        ``Event`` the poll waits on, or closing its socket, does it). :meth:`commit_record`
+        and :meth:`commit` may still be called afterwards, for records sent before.
         """
 
     def commit(self) -> None:
@@ -141,6 +151,17 @@ class SinkTask(Task):
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything handed to :meth:`put` durable. ``offsets`` are the next offsets
         after what was put, per partition.
+        """
+
+    @abc.abstractmethod
+    def stop(self) -> None:
+        """Release resources. Called **last**, on the task thread, after the final
+        :meth:`pre_commit` (so :meth:`flush`) and :meth:`close` (as in Kafka Connect):
+        nothing is called after it.
+
+        A :meth:`put` that blocks is not interrupted: it should return within the worker's
+        ``task.shutdown.graceful.timeout.ms``, or the runtime abandons the task, committing
+        only what :meth:`pre_commit` last said was safe.
         """
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> Mapping[TopicPartition, int]:
