@@ -86,9 +86,12 @@ class Struct:
 
     def values(self) -> list[Any]:
         """Every field's value in schema order, defaults filled in (a new list)."""
+        values = self._values
+        if _UNSET not in values:  # every field set: the common case, a plain copy
+            return values.copy()
         return [
             field.schema.default if value is _UNSET else value
-            for field, value in zip(self._schema.fields, self._values, strict=True)
+            for field, value in zip(self._schema.fields, values, strict=True)
         ]
 
     def put(self, name: str, value: Any) -> Struct:

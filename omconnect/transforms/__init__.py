@@ -18,7 +18,9 @@ from omconnect.transforms.support import (
     require_mapping,
     require_struct,
     struct_schema_like,
+    with_headers,
     with_key,
+    with_topic,
     with_value,
 )
 
@@ -35,6 +37,8 @@ __all__ = [
     "require_mapping",
     "require_struct",
     "struct_schema_like",
+    "with_headers",
     "with_key",
+    "with_topic",
     "with_value",
 ]

@@ -20,7 +20,9 @@ Contract, for authors of third-party transforms and predicates:
    check the ConfigDef cannot express; the chain adds the prefix.
 3. :meth:`~Transformation.apply` never mutates its input (records, structs, dicts and
    headers may be shared with the caller); it returns a new record derived with
-   ``record.evolve(...)``, the same record when nothing changes, or ``None`` to drop it.
+   ``record.evolve(...)`` (or the faster ``with_value``/``with_key``/``with_topic``/
+   ``with_headers`` of :mod:`omconnect.transforms.support`), the same record when nothing
+   changes, or ``None`` to drop it.
    A record that cannot be transformed raises :class:`~omconnect.errors.DataError`; the
    runtime routes it according to ``errors.tolerance``.
 4. A transform that derives a schema from the input schema caches it per input schema

@@ -186,7 +186,8 @@ def _target_schema(source: Schema, target: Type, where: str) -> Schema:
     return Schema(type=target, optional=source.optional, default=default, doc=source.doc)
 
 
-_FieldPlan = tuple[Schema, tuple[tuple[int, Type], ...]]
+# (derived schema, (field index, caster, target type, field name) per cast field)
+_FieldPlan = tuple[Schema, tuple[tuple[int, Callable[[Any, Type], Any], Type, str], ...]]
 
 
 class Cast(KeyOrValueTransformation):
@@ -228,7 +229,7 @@ class Cast(KeyOrValueTransformation):
 
     def _field_plan(self, schema: Schema) -> _FieldPlan:
         fields: list[tuple[str, Schema]] = []
-        casts: list[tuple[int, Type]] = []
+        casts: list[tuple[int, Callable[[Any, Type], Any], Type, str]] = []
         for field in schema.fields:
             target = self._fields.get(field.name)
             if target is None:
@@ -236,7 +237,7 @@ class Cast(KeyOrValueTransformation):
             else:
                 where = f"field {field.name!r}"
                 fields.append((field.name, _target_schema(field.schema, target, where)))
-                casts.append((field.index, target))
+                casts.append((field.index, _CASTERS[target], target, field.name))
         return struct_schema_like(schema, fields), tuple(casts)
 
     def _whole_schema(self, schema: Schema) -> Schema:
@@ -261,10 +262,13 @@ class Cast(KeyOrValueTransformation):
         struct = require_struct(value, what=type(self).__name__)
         derived, casts = self._field_cache.get(struct.schema)
         values = struct.values()
-        for index, target in casts:
+        for index, caster, target, name in casts:
             current = values[index]
             if current is not None:
-                values[index] = self._cast_field(current, target, derived.fields[index].name)
+                try:
+                    values[index] = caster(current, target)
+                except DataError as exc:
+                    raise DataError(f"Cast: field {name!r}: {exc}") from None
         return self.new_record(record, derived, Struct.from_values(derived, values,
                                                                    validate=False))
 

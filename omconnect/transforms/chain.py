@@ -245,7 +245,23 @@ def _build(
             predicate_alias=predicate_alias,
             negate=negate,
         ))
+    _warn_unlisted(config, PREDICATES_KEY, declared)
+    _warn_unlisted(config, TRANSFORMS_KEY, set(_aliases(config, TRANSFORMS_KEY, {})))
     return stages, predicates, builder
+
+
+def _warn_unlisted(config: Mapping[str, Any], section: str, listed: set[str]) -> None:
+    # Settings of an alias missing from the list are ignored (as in Kafka Connect, where
+    # taking an alias off the list is how a transform is switched off); say so, since a
+    # forgotten list entry looks exactly the same.
+    unlisted = sorted({
+        key[len(section) + 1:].split(".", 1)[0]
+        for key in config
+        if key.startswith(section + ".") and key.count(".") >= 2
+    } - listed)
+    for alias in unlisted:
+        log.warning("%s.%s.* settings are ignored: %r is not listed in %s", section, alias,
+                    alias, section)
 
 
 class TransformChain:

@@ -30,6 +30,7 @@ from omconnect.transforms.support import (
     require_mapping,
     require_struct,
     struct_schema_like,
+    with_headers,
 )
 
 __all__ = ["HeaderFrom", "HeaderFromKey", "HeaderFromValue"]
@@ -90,18 +91,18 @@ class HeaderFrom(KeyOrValueTransformation):
             if self._move:
                 moved = self._moved
                 kept = {k: v for k, v in mapping.items() if k not in moved}
-                return self.new_record(record, None, kept).evolve(headers=headers)
-            return record.evolve(headers=headers)
+                return with_headers(self.new_record(record, None, kept), headers)
+            return with_headers(record, headers)
         struct = require_struct(value, what=type(self).__name__)
         derived, header_plan, kept_indexes = self._cache.get(struct.schema)
         values = struct.values()
         headers = Headers((*record.headers,
                            *(Header(key, values[i], schema) for i, key, schema in header_plan)))
         if not self._move:
-            return record.evolve(headers=headers)
+            return with_headers(record, headers)
         remaining = Struct.from_values(derived, [values[i] for i in kept_indexes],
                                        validate=False)
-        return self.new_record(record, derived, remaining).evolve(headers=headers)
+        return with_headers(self.new_record(record, derived, remaining), headers)
 
 
 class HeaderFromKey(HeaderFrom):

@@ -19,6 +19,7 @@ from omconnect.config.validators import NonEmptyString, ValidList
 from omconnect.data.schema import Schema, Type, integer_range
 from omconnect.records import ConnectRecord
 from omconnect.transforms.base import Transformation
+from omconnect.transforms.support import with_headers
 
 __all__ = ["DropHeaders", "InsertHeader", "parse_literal"]
 
@@ -63,8 +64,8 @@ class InsertHeader(Transformation):
 
     def apply(self, record: R) -> R | None:
         """The record with the header appended."""
-        return record.evolve(
-            headers=record.headers.with_header(self._key, self._value, self._schema))
+        return with_headers(
+            record, record.headers.with_header(self._key, self._value, self._schema))
 
 
 class DropHeaders(Transformation):
@@ -83,4 +84,4 @@ class DropHeaders(Transformation):
         keys = self._keys
         if not any(header.key in keys for header in record.headers):
             return record
-        return record.evolve(headers=record.headers.without(*keys))
+        return with_headers(record, record.headers.without(*keys))

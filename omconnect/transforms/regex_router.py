@@ -18,6 +18,7 @@ from omconnect.errors import ConfigError
 from omconnect.records import ConnectRecord
 from omconnect.transforms.base import Transformation
 from omconnect.transforms.java import java_regex, java_replacement
+from omconnect.transforms.support import with_topic
 
 __all__ = ["RegexRouter"]
 
@@ -67,4 +68,4 @@ class RegexRouter(Transformation):
         routed = self.route(record.topic)
         if routed is None or routed == record.topic:
             return record
-        return record.evolve(topic=routed)
+        return with_topic(record, routed)

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 import attrs
 
+from omconnect.data.headers import Headers
 from omconnect.data.schema import Field, Schema, Type, struct_fields
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
@@ -36,7 +37,9 @@ __all__ = [
     "require_mapping",
     "require_struct",
     "struct_schema_like",
+    "with_headers",
     "with_key",
+    "with_topic",
     "with_value",
 ]
 
@@ -171,6 +174,7 @@ _UPDATERS: dict[tuple[type, tuple[str, ...]], Callable[..., Any]] = {}
 
 
 def _updater(cls: type, changed: tuple[str, ...]) -> Callable[..., Any]:
+    """The (generated, cached) function ``update(record, *new values of changed)``."""
     key = (cls, changed)
     updater = _UPDATERS.get(key)
     if updater is None:
@@ -188,6 +192,26 @@ def _updater(cls: type, changed: tuple[str, ...]) -> Callable[..., Any]:
         updater = namespace["update"]
         _UPDATERS[key] = updater
     return updater
+
+
+def with_topic(record: R, topic: str) -> R:
+    """A copy of ``record`` with a new topic (same record type)."""
+    cls = type(record)
+    updater = _UPDATERS.get((cls, ("topic",)))
+    if updater is None:
+        updater = _updater(cls, ("topic",))
+    result: R = updater(record, topic)
+    return result
+
+
+def with_headers(record: R, headers: Headers) -> R:
+    """A copy of ``record`` with new headers (same record type)."""
+    cls = type(record)
+    updater = _UPDATERS.get((cls, ("headers",)))
+    if updater is None:
+        updater = _updater(cls, ("headers",))
+    result: R = updater(record, headers)
+    return result
 
 
 def with_value(record: R, schema: Schema | None, value: Any) -> R:
@@ -221,6 +245,14 @@ class KeyOrValueTransformation(Transformation):
     operates_on: ClassVar[Literal["key", "value"]]
     """Which part of the record the variant transforms."""
 
+    _changes: ClassVar[tuple[str, str]] = ("value_schema", "value")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "operates_on" in cls.__dict__:
+            cls._changes = ("key_schema", "key") if cls.operates_on == KEY else (
+                "value_schema", "value")
+
     def operating_schema(self, record: ConnectRecord) -> Schema | None:
         """The schema of the part this variant transforms."""
         return record.key_schema if self.operates_on == KEY else record.value_schema
@@ -231,9 +263,11 @@ class KeyOrValueTransformation(Transformation):
 
     def new_record(self, record: R, schema: Schema | None, value: Any) -> R:
         """``record`` with the transformed part replaced by ``value`` of ``schema``."""
-        if self.operates_on == KEY:
-            return with_key(record, schema, value)
-        return with_value(record, schema, value)
+        updater = _UPDATERS.get((type(record), self._changes))
+        if updater is None:
+            updater = _updater(type(record), self._changes)
+        result: R = updater(record, schema, value)
+        return result
 
     @abc.abstractmethod
     def apply(self, record: R) -> R | None:

@@ -20,6 +20,7 @@ from omconnect.errors import ConfigError, DataError
 from omconnect.records import ConnectRecord
 from omconnect.transforms.base import Transformation
 from omconnect.transforms.java import JavaDateFormat
+from omconnect.transforms.support import with_topic
 
 __all__ = ["TimestampRouter"]
 
@@ -69,4 +70,4 @@ class TimestampRouter(Transformation):
                             "none", topic=record.topic)
         topic = self._template.replace("${topic}", record.topic).replace(
             "${timestamp}", self.timestamp_text(record.timestamp))
-        return record.evolve(topic=topic)
+        return with_topic(record, topic)

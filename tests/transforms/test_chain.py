@@ -290,3 +290,59 @@ def test_failed_configuration_closes_what_was_built(third_party):
     config_error({"transforms": "up,bad", "transforms.up.type": "acme-upper",
                   "transforms.bad.type": "nope"})
     assert [type(o).__name__ for o in third_party.CLOSED] == ["Upper"]
+
+
+def test_settings_of_an_unlisted_alias_are_ignored_with_a_warning(caplog, sink_record):
+    caplog.set_level(logging.WARNING, logger="omconnect.transforms.chain")
+    chain = TransformChain.from_config({"transforms": "a", "transforms.a.type": "Filter",
+                                        "transforms.b.type": "Filter"})
+    assert [s.alias for s in chain.stages] == ["a"]
+    assert "transforms.b.* settings are ignored: 'b' is not listed in transforms" \
+        in caplog.text
+
+
+KAFKA_DOCS_EXAMPLE = r"""
+# The example of Kafka Connect's documentation ("Transformations"), unchanged.
+name=local-file-source
+connector.class=FileStreamSource
+tasks.max=1
+file=test.txt
+topic=connect-test
+transforms=MakeMap, InsertSource
+transforms.MakeMap.type=org.apache.kafka.connect.transforms.HoistField$Value
+transforms.MakeMap.field=line
+transforms.InsertSource.type=org.apache.kafka.connect.transforms.InsertField$Value
+transforms.InsertSource.static.field=data_source
+transforms.InsertSource.static.value=test-file-source
+"""
+
+
+def test_kafka_connect_documentation_example_runs_unchanged(source_record):
+    from omconnect.config.files import parse_config
+
+    config = parse_config(KAFKA_DOCS_EXAMPLE, format="properties")
+    with TransformChain.from_config(config) as chain:
+        [out] = chain.apply_batch([source_record("foo", topic="connect-test")])
+    assert out.value == {"line": "foo", "data_source": "test-file-source"}
+
+
+def test_yaml_config_with_typed_values(source_record):
+    from omconnect.config.files import parse_config
+
+    config = parse_config(textwrap.dedent("""
+        transforms: [route, tag]
+        transforms.route.type: RegexRouter
+        transforms.route.regex: "(.*)-raw"
+        transforms.route.replacement: "$1"
+        transforms.route.predicate: raw
+        transforms.route.negate: false
+        transforms.tag.type: insert-header
+        transforms.tag.header: n
+        transforms.tag.value.literal: 5
+        predicates: [raw]
+        predicates.raw.type: TopicNameMatches
+        predicates.raw.pattern: ".*-raw"
+    """), format="yaml")
+    with TransformChain.from_config(config) as chain:
+        [out] = chain.apply_batch([source_record("v", topic="a-raw")])
+    assert out.topic == "a" and out.headers.last("n").value == 5

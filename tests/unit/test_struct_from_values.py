@@ -39,3 +39,10 @@ def test_values_in_field_order_with_defaults_filled_in(schema):
     copy = Struct.from_values(schema, struct.values(), validate=False)
     copy.put("id", 8)
     assert struct.get("id") == 7  # the copy does not share the list
+
+
+def test_values_is_a_copy(schema):
+    struct = Struct(schema, {"id": 7, "name": "x"})
+    values = struct.values()
+    values[0] = 99
+    assert struct.get("id") == 7
