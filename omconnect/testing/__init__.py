@@ -9,6 +9,8 @@ Connector authors use :class:`ConnectorConformance` (or ``--omconnect-connector`
 :class:`ConnectorHarness`. See ``docs/conformance.md``.
 """
 
+from omconnect.testing.connector import ConnectorConformance, ConnectorHooks
+from omconnect.testing.harness import ConnectorHarness, DictOffsetStore
 from omconnect.testing.profile import (
     BrokerControl,
     CommandBrokerControl,
@@ -21,6 +23,10 @@ from omconnect.testing.transport import Kit, TransportConformance
 __all__ = [
     "BrokerControl",
     "CommandBrokerControl",
+    "ConnectorConformance",
+    "ConnectorHarness",
+    "ConnectorHooks",
+    "DictOffsetStore",
     "Kit",
     "TransportConformance",
     "TransportFactory",

@@ -97,6 +97,7 @@ class CaseResult:
 
     Attributes:
         nodeid: The pytest node id.
+        suite: The test class that ran the case (the author's subclass).
         case: ``Class::test`` of the class that defines the case.
         rule: The spec rule the case checks (e.g. ``TRANSPORT-7``), from its docstring.
         outcome: ``pass``, ``fail``, ``error``, ``skip``, ``xfail`` or ``xpass``.
@@ -109,13 +110,14 @@ class CaseResult:
         self.nodeid = nodeid
         self.case = case
         self.rule = rule
+        self.suite = ""
         self.outcome = "not run"
         self.reason = ""
         self.duration = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data."""
-        return {"case": self.case, "rule": self.rule, "outcome": self.outcome,
+        return {"case": self.case, "suite": self.suite, "rule": self.rule, "outcome": self.outcome,
                 "reason": self.reason, "duration": round(self.duration, 3),
                 "nodeid": self.nodeid}
 
@@ -136,8 +138,9 @@ class _Recorder:
             qualname = getattr(function, "__qualname__", item.name)
             case = qualname.replace(".", "::")
             match = _RULE.search(getattr(function, "__doc__", None) or "")
-            results[item.nodeid] = CaseResult(item.nodeid, case,
-                                              match.group(1) if match else "")
+            result = CaseResult(item.nodeid, case, match.group(1) if match else "")
+            result.suite = getattr(getattr(item, "cls", None), "__name__", "")
+            results[item.nodeid] = result
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         """Record each conformance case's outcome."""
@@ -185,9 +188,9 @@ def record_transport(config: pytest.Config, transport: Any) -> None:
     }
 
 
-def _rule_order(result: CaseResult) -> tuple[str, int, str]:
+def _rule_order(result: CaseResult) -> tuple[str, str, int, str]:
     prefix, _, number = result.rule.partition("-")
-    return (prefix or "~", int(number) if number.isdigit() else 0, result.case)
+    return (result.suite, prefix or "~", int(number) if number.isdigit() else 0, result.case)
 
 
 def summary(config: pytest.Config) -> dict[str, Any]:
@@ -206,7 +209,9 @@ def summary(config: pytest.Config) -> dict[str, Any]:
 
 def format_table(data: dict[str, Any]) -> list[str]:
     """The summary as text table lines."""
-    rows = [(c["case"], c["rule"], c["outcome"], c["reason"]) for c in data["cases"]]
+    several = len({c["suite"] for c in data["cases"]}) > 1
+    rows = [(f"{c['suite']}: {c['case']}" if several else c["case"], c["rule"], c["outcome"],
+             c["reason"]) for c in data["cases"]]
     headers = ("case", "rule", "outcome", "reason")
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(headers[:3])]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers[:3], widths, strict=True))
