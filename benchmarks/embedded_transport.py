@@ -9,14 +9,17 @@ Produce: batches of ``--batch`` messages (value ``--size`` bytes, key one of ``-
 distinct keys, or none with ``--keys 0``) sent back to back; the clock stops when the
 last acknowledgement arrived. Consume: one consumer in a fresh group polls batches of
 ``--batch`` and commits after each poll, until it has every record. Message objects are
-built inside the timed loop, as a caller would. Prints records/s each way and the peak
-RSS of the process; the last line is one JSON object with those figures.
+built inside the timed loop, as a caller would. Prints records/s each way (wall clock),
+the CPU seconds each way took (all threads; less sensitive than the wall clock to other
+work on a shared machine), the load average when it started, and the peak RSS of the
+process; the last line is one JSON object with those figures.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import sys
@@ -34,12 +37,12 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def produce(transport: EmbeddedTransport, args: argparse.Namespace) -> float:
+def produce(transport: EmbeddedTransport, args: argparse.Namespace) -> tuple[float, float]:
     value = b"x" * args.size
     keys = [f"key-{i}".encode() for i in range(args.keys)] or [None]
     producer = transport.producer()
     futures = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     sent = 0
     while sent < args.records:
         count = min(args.batch, args.records - sent)
@@ -51,28 +54,29 @@ def produce(transport: EmbeddedTransport, args: argparse.Namespace) -> float:
             futures.pop(0).result()
     for future in futures:
         future.result()
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     producer.close()
-    return elapsed
+    return elapsed, cpu
 
 
-def consume(transport: EmbeddedTransport, args: argparse.Namespace) -> float:
+def consume(transport: EmbeddedTransport, args: argparse.Namespace) -> tuple[float, float]:
     consumer = transport.consumer("benchmark")
     consumer.subscribe([args.topic])
     received = 0
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     while received < args.records:
         batch = consumer.poll(args.batch, timeout=5.0)
         if not batch:
             raise SystemExit(f"consumer stalled after {received} of {args.records} records")
         received += len(batch)
-        last: dict[TopicPartition, int] = {}
+        last: dict[int | None, int | None] = {}  # one topic: the partition is enough
         for message in batch:
-            last[TopicPartition(message.topic, message.partition)] = message.offset  # type: ignore[arg-type]
-        consumer.commit({tp: offset + 1 for tp, offset in last.items()})
-    elapsed = time.perf_counter() - started
+            last[message.partition] = message.offset
+        consumer.commit({TopicPartition(args.topic, p): o + 1  # type: ignore[arg-type, operator]
+                         for p, o in last.items()})
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     consumer.close()
-    return elapsed
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -94,8 +98,9 @@ def main() -> None:
         admin = transport.admin()
         admin.create_topics([TopicSpec(args.topic, args.partitions)])
         admin.close()
-        produce_s = produce(transport, args)
-        consume_s = consume(transport, args)
+        load = os.getloadavg()[0]
+        produce_s, produce_cpu = produce(transport, args)
+        consume_s, consume_cpu = consume(transport, args)
         transport.close()
         database_mib = sum(f.stat().st_size for f in directory.iterdir()) / 2**20
     finally:
@@ -114,12 +119,18 @@ def main() -> None:
         "consume_records_per_s": round(args.records / consume_s),
         "produce_s": round(produce_s, 3),
         "consume_s": round(consume_s, 3),
+        "produce_cpu_s": round(produce_cpu, 3),
+        "consume_cpu_s": round(consume_cpu, 3),
+        "load_average_at_start": round(load, 2),
         "database_mib": round(database_mib, 1),
         "peak_rss_mib": round(peak_rss_mib(), 1),
         "python": sys.version.split()[0],
     }
-    print(f"produce: {result['produce_records_per_s']:>10,} records/s ({produce_s:.2f} s)")
-    print(f"consume: {result['consume_records_per_s']:>10,} records/s ({consume_s:.2f} s)")
+    print(f"produce: {result['produce_records_per_s']:>10,} records/s "
+          f"({produce_s:.2f} s wall, {produce_cpu:.2f} s CPU)")
+    print(f"consume: {result['consume_records_per_s']:>10,} records/s "
+          f"({consume_s:.2f} s wall, {consume_cpu:.2f} s CPU)")
+    print(f"load average at start: {load:.2f} on {os.cpu_count()} CPUs")
     print(f"peak RSS: {result['peak_rss_mib']} MiB; database: {result['database_mib']} MiB")
     print(json.dumps(result))
 

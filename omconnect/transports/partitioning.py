@@ -14,6 +14,7 @@ batches stay together, and load still spreads over the partitions).
 from __future__ import annotations
 
 import itertools
+import operator
 import struct
 import threading
 from collections.abc import Callable, Sequence
@@ -28,6 +29,9 @@ _SEED = 0x9747B28C
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
 _WORDS = struct.Struct("<I")
+_TOPIC = operator.attrgetter("topic")
+_PARTITION = operator.attrgetter("partition")
+_KEY = operator.attrgetter("key")
 
 
 def murmur2(data: bytes) -> int:
@@ -115,17 +119,19 @@ class Partitioner:
         """
         if count == 1:
             return [0] * len(keys)
-        sticky = -1
-        result = []
-        hash_of = self.key_hash
-        for key in keys:
-            if key is None:
-                if sticky < 0:
-                    sticky = self.next_sticky() % count
-                result.append(sticky)
-            else:
-                result.append(hash_of(key) % count)
-        return result
+        memo: dict[bytes | None, int] = self._memo  # type: ignore[assignment]
+        hashes = list(map(memo.get, keys))  # None: a None key, or not memoised yet
+        if None in hashes:
+            sticky = -1
+            for index, key in enumerate(keys):
+                if hashes[index] is None:
+                    if key is None:
+                        if sticky < 0:
+                            sticky = self.next_sticky() % count
+                        hashes[index] = sticky
+                    else:
+                        hashes[index] = self.key_hash(key)
+        return [value % count for value in hashes]  # type: ignore[operator]
 
     def place(
         self, messages: Sequence[Message], partition_count: Callable[[str], int]
@@ -140,9 +146,10 @@ class Partitioner:
             UnknownPartitionError: A message names a partition its topic lacks.
 
         """
-        topic = messages[0].topic if messages else ""
-        if all(m.topic == topic and m.partition is None for m in messages):
-            return self.partitions([m.key for m in messages], partition_count(topic))
+        if not messages:
+            return []
+        if len(set(map(_TOPIC, messages))) == 1 and set(map(_PARTITION, messages)) == {None}:
+            return self.partitions(list(map(_KEY, messages)), partition_count(messages[0].topic))
         counts: dict[str, int] = {}
         sticky: dict[str, int] = {}
         result = []

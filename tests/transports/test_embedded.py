@@ -428,3 +428,9 @@ def test_damaged_records_are_a_transport_error() -> None:
         decode_chunk(data[:8], topic="t", partition=0, base_offset=0)
     with pytest.raises(TransportError, match="unknown format"):
         decode_chunk(b"\x09" + data[1:], topic="t", partition=0, base_offset=0)
+
+
+def test_every_option_is_documented() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "transports" / "embedded.md").read_text()
+    for key in EmbeddedTransport.config_def:
+        assert f"`embedded.{key.name}`" in doc, f"embedded.{key.name} is not documented"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,3 +67,9 @@ def test_loaded_by_name_through_the_plugin_registry() -> None:
     if "memory" not in plugins.available(plugins.TRANSPORTS):
         pytest.skip("omconnect is not installed, so its entry points are not registered")
     assert plugins.load(plugins.TRANSPORTS, "memory") is MemoryTransport
+
+
+def test_every_option_is_documented() -> None:
+    doc = (Path(__file__).parents[2] / "docs" / "transports" / "memory.md").read_text()
+    for key in MemoryTransport.config_def:
+        assert f"`memory.{key.name}`" in doc, f"memory.{key.name} is not documented"

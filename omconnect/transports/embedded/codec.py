@@ -19,6 +19,7 @@ length (i32, -1 for ``None``), the value.
 
 from __future__ import annotations
 
+import operator
 import struct
 from array import array
 from collections.abc import Sequence
@@ -37,6 +38,9 @@ CHUNK_RECORDS = 4096
 
 _VERSION = 1
 _HAS_HEADERS = 1
+_KEY = operator.attrgetter("key")
+_VALUE = operator.attrgetter("value")
+_HEADERS = operator.attrgetter("headers")
 _PREFIX = struct.Struct("<BBI")
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
@@ -50,13 +54,17 @@ def split_chunks(messages: Sequence[Message]) -> list[tuple[int, int]]:
     pairs: at most :data:`CHUNK_RECORDS` records and, unless a single record is bigger,
     at most :data:`CHUNK_BYTES` of keys and values per chunk.
     """
-    sizes = [len(m.key or b"") + len(m.value or b"") for m in messages]
-    if len(messages) <= CHUNK_RECORDS and sum(sizes) <= CHUNK_BYTES:
+    keys = list(map(_KEY, messages))
+    values = list(map(_VALUE, messages))
+    if len(messages) <= CHUNK_RECORDS and (
+            sum(map(len, filter(None, keys))) + sum(map(len, filter(None, values)))
+            <= CHUNK_BYTES):
         return [(0, len(messages))]
     bounds = []
     start = 0
     size = 0
-    for index, message_size in enumerate(sizes):
+    for index, (key, value) in enumerate(zip(keys, values, strict=True)):
+        message_size = len(key or b"") + len(value or b"")
         if index > start and (size + message_size > CHUNK_BYTES
                               or index - start >= CHUNK_RECORDS):
             bounds.append((start, index))
@@ -66,28 +74,34 @@ def split_chunks(messages: Sequence[Message]) -> list[tuple[int, int]]:
     return bounds
 
 
+def _field_lengths(fields: list[bytes | None]) -> bytes:
+    """The i32 lengths of ``fields`` (-1 for ``None``), packed."""
+    if None in fields:
+        return array("i", [-1 if f is None else len(f) for f in fields]).tobytes()
+    return array("i", map(len, fields)).tobytes()  # type: ignore[arg-type]
+
+
 def encode_chunk(messages: Sequence[Message], timestamps: Sequence[int]) -> bytes:
     """The stored form of ``messages`` with their ``timestamps`` (same order)."""
-    keys = [m.key for m in messages]
-    values = [m.value for m in messages]
+    keys = list(map(_KEY, messages))
+    values = list(map(_VALUE, messages))
     parts = [
         b"",  # the prefix, once the flags are known
-        array("i", [-1 if k is None else len(k) for k in keys]).tobytes(),
-        array("i", [-1 if v is None else len(v) for v in values]).tobytes(),
+        _field_lengths(keys),
+        _field_lengths(values),
         array("q", timestamps).tobytes(),
     ]
     flags = 0
     encoded_headers: list[bytes | None] = []
-    if any(m.headers for m in messages):
+    if any(map(_HEADERS, messages)):
         flags |= _HAS_HEADERS
         encoded_headers = [encode_headers(m.headers) for m in messages]
-        parts.append(array("i", [-1 if h is None else len(h)
-                                 for h in encoded_headers]).tobytes())
+        parts.append(_field_lengths(encoded_headers))
     parts[0] = _PREFIX.pack(_VERSION, flags, len(messages))
-    parts.append(b"".join([k for k in keys if k]))
-    parts.append(b"".join([v for v in values if v]))
+    parts.append(b"".join(filter(None, keys)))
+    parts.append(b"".join(filter(None, values)))
     if encoded_headers:
-        parts.append(b"".join([h for h in encoded_headers if h]))
+        parts.append(b"".join(filter(None, encoded_headers)))
     return b"".join(parts)
 
 

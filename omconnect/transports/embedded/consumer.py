@@ -9,7 +9,8 @@ writers in other processes, until SQLite's ``data_version`` changes, which it ch
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 
 from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message
@@ -25,6 +26,20 @@ __all__ = ["EmbeddedConsumer"]
 
 # The chunks holding offsets from the first parameter on (see schema.py).
 _SELECT = "SELECT id, count, data FROM log WHERE id >= ? AND id < ? ORDER BY id"
+
+
+def _weakly(method: Callable[[], bool]) -> Callable[[], bool | None]:
+    """``method`` without keeping its object alive: ``None`` once it was collected (so a
+    consumer dropped without ``close`` stops heart-beating and leaves its group after the
+    session timeout).
+    """
+    reference = weakref.WeakMethod(method)
+
+    def call() -> bool | None:
+        bound = reference()
+        return None if bound is None else bound()
+
+    return call
 
 
 class EmbeddedConsumer(LogConsumer):
@@ -73,7 +88,7 @@ class EmbeddedConsumer(LogConsumer):
                                  session_timeout_ms=session_timeout_ms)
             self._heartbeat = Heartbeat(database, group=group, member=member_id,
                                         interval=heartbeat_interval_ms / 1000,
-                                        alive=self._alive)
+                                        alive=_weakly(self._alive))
         super().__init__(group=group, start=start, member=member)
         database.signals.add(self._signal)
 

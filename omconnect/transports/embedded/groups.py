@@ -134,7 +134,8 @@ class Heartbeat:
         interval: Seconds between heartbeats.
         alive: Whether the consumer still counts as alive: it is polling, or its last
             poll ended less than ``max.poll.interval.ms`` ago (so a stuck consumer stops
-            heart-beating, is evicted, and its partitions move).
+            heart-beating, is evicted, and its partitions move); ``None`` when the
+            consumer is gone, which ends the thread.
 
     """
 
@@ -145,7 +146,7 @@ class Heartbeat:
         group: str,
         member: str,
         interval: float,
-        alive: Callable[[], bool],
+        alive: Callable[[], bool | None],
     ) -> None:
         self._db = database
         self._group = group
@@ -171,7 +172,10 @@ class Heartbeat:
         conn: sqlite3.Connection | None = None
         try:
             while not self._stop.wait(self._interval):
-                if not self._alive():
+                alive = self._alive()
+                if alive is None:
+                    return
+                if not alive:
                     continue
                 try:
                     if conn is None:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import atexit
 import collections
+import operator
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
+from itertools import groupby, repeat
 from typing import TypeAlias
 
 from omconnect.errors import (
@@ -44,6 +46,8 @@ MAX_RECORDS_PER_TRANSACTION = 50_000
 """The most records the writer puts in one transaction when batches queue up."""
 
 _INSERT = "INSERT INTO log (id, count, data) VALUES (?, ?, ?)"
+_TOPIC = operator.attrgetter("topic")
+_TIMESTAMP = operator.attrgetter("timestamp")
 
 Row: TypeAlias = tuple[int, int, bytes]
 
@@ -189,32 +193,61 @@ class LogWriter:
             partitions = self._partitioner.place(messages, self._partition_count)
         except UnknownPartitionError as exc:
             return failed_batch(len(messages), exc.index, exc)
-        ids = self._catalog.partition_ids
         stamp = pending.stamp
-        runs: dict[int, tuple[list[Message], list[int]]] = {}
-        metadata: list[RecordMetadata] = []
-        acknowledge = metadata.append
-        for message, partition in zip(messages, partitions, strict=True):
-            topic = message.topic
-            pid = ids[topic][partition]
-            offset = next_offsets.get(pid)
-            if offset is None:
-                offset = self._next_offset(pid)
-            next_offsets[pid] = offset + 1
-            timestamp = message.timestamp
-            if timestamp is None:
-                timestamp = stamp
-            run = runs.get(pid)
-            if run is None:
-                run = runs[pid] = ([], [])
-            run[0].append(message)
-            run[1].append(timestamp)
-            acknowledge(RecordMetadata(topic, partition, offset, timestamp))
-        for pid, (run_messages, run_timestamps) in runs.items():
-            first = next_offsets[pid] - len(run_messages)
-            for start, stop in split_chunks(run_messages):
+        timestamps = [stamp if t is None else t for t in map(_TIMESTAMP, messages)]
+        topics = set(map(_TOPIC, messages))
+        if len(topics) == 1:
+            return self._stage_topic(messages[0].topic, messages, partitions, timestamps,
+                                     next_offsets, rows)
+        metadata: list[RecordMetadata] = [None] * len(messages)  # type: ignore[list-item]
+        for topic in sorted(topics):
+            indexes = [i for i, m in enumerate(messages) if m.topic == topic]
+            staged = self._stage_topic(topic, [messages[i] for i in indexes],
+                                       [partitions[i] for i in indexes],
+                                       [timestamps[i] for i in indexes], next_offsets, rows)
+            for index, acknowledgement in zip(indexes, staged, strict=True):
+                metadata[index] = acknowledgement
+        return metadata
+
+    def _stage_topic(
+        self,
+        topic: str,
+        messages: Sequence[Message],
+        partitions: list[int],
+        timestamps: list[int],
+        next_offsets: dict[int, int],
+        rows: list[Row],
+    ) -> list[RecordMetadata]:
+        """Stage the messages of one topic (their partitions and timestamps given)."""
+        pids = self._catalog.partition_ids[topic]
+        counters: dict[int, int] = {}
+        for partition in set(partitions):
+            offset = next_offsets.get(pids[partition])
+            counters[partition] = self._next_offset(pids[partition]) if offset is None else offset
+        offsets: list[int] = []
+        take = offsets.append
+        for partition in partitions:
+            offset = counters[partition]
+            counters[partition] = offset + 1
+            take(offset)
+        metadata = list(map(RecordMetadata, repeat(topic), partitions, offsets, timestamps))
+        runs: list[tuple[int, Sequence[Message], list[int]]]
+        if len(counters) == 1:
+            runs = [(partitions[0], messages, timestamps)]
+        else:  # a stable sort keeps each partition's messages in the order given
+            order = sorted(range(len(partitions)), key=partitions.__getitem__)
+            runs = []
+            for partition, group in groupby(order, key=partitions.__getitem__):
+                indexes = list(group)
+                runs.append((partition, [messages[i] for i in indexes],
+                             [timestamps[i] for i in indexes]))
+        for partition, run, run_timestamps in runs:
+            pid = pids[partition]
+            end = next_offsets[pid] = counters[partition]
+            first = end - len(run)
+            for start, stop in split_chunks(run):
                 rows.append(((pid << OFFSET_BITS) | (first + stop - 1), stop - start,
-                             encode_chunk(run_messages[start:stop], run_timestamps[start:stop])))
+                             encode_chunk(run[start:stop], run_timestamps[start:stop])))
         return metadata
 
     def _partition_count(self, topic: str) -> int:
@@ -230,6 +263,7 @@ class LogWriter:
         row = self._conn.execute("SELECT max(id) FROM log WHERE id >= ? AND id < ?",
                                  (start, end)).fetchone()
         return 0 if row[0] is None else row[0] - start + 1
+
 
 class EmbeddedProducer(Producer):
     """Sends batches through its transport's :class:`LogWriter`. Any thread may call it.
