@@ -7,8 +7,11 @@ What is written:
 * **Source connectors** (an omconnect addition): the record as the connector's converters
   serialise it when they can (for a record that failed at the ``PRODUCE`` stage, the very
   message that was refused); when conversion itself failed, the key and value as JSON
-  text (structs as objects, bytes as base64, anything else as ``str()``). The record's
-  own headers are kept when the header converter accepts them.
+  text (structs as objects, bytes inside them as base64, anything else as ``str()``;
+  a top-level bytes value as it is). The record's own headers are kept when the header
+  converter accepts them.
+* A record refused because it is over the transport's size limit is written with its key
+  and the context headers only (its value would be refused again).
 
 With ``errors.deadletterqueue.context.headers.enable=true`` these headers are added, with
 Kafka Connect's names, values as UTF-8 text: ``__connect.errors.topic``,
@@ -30,6 +33,7 @@ from concurrent.futures import Future
 from typing import Any
 
 from omconnect.data.struct import Struct
+from omconnect.errors import MessageTooLargeError
 from omconnect.records import RecordMetadata, SourceRecord
 from omconnect.runtime.retry_with_tolerance import Failure, class_name
 from omconnect.runtime.topic_creator import TopicCreator
@@ -106,9 +110,14 @@ class DeadLetterQueue:
         if original is None:
             original = Message(self.topic)
         headers: WireHeaders = original.headers
+        value = original.value
+        if isinstance(failure.error, MessageTooLargeError):
+            # It would be too large for the dead-letter topic as well: keep the key and
+            # the context, drop the value and the record's headers.
+            value, headers = None, ()
         if self._context_headers:
             headers = headers + context_headers(failure)
-        return Message(self.topic, original.key, original.value, headers, original.timestamp)
+        return Message(self.topic, original.key, value, headers, original.timestamp)
 
     def _serialized(self, record: SourceRecord) -> Message:
         if self._serialize is not None:

@@ -18,6 +18,7 @@ import attrs
 from omconnect import plugins
 from omconnect.converters.base import Converter, HeaderConverter
 from omconnect.data.headers import Header, Headers
+from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, PluginError
 from omconnect.records import SinkRecord, SourceRecord
 from omconnect.runtime.retry_with_tolerance import (
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 _ROLES = ("key.converter", "value.converter", "header.converter")
+_NO_KEY = (None, None)
+_NULL = SchemaAndValue(None, None)
 
 
 @attrs.frozen
@@ -179,13 +182,21 @@ class SourceRecordSerializer:
         append = out.append
         key_batch = self._key.from_connect_batch
         value_batch = self._value.from_connect_batch
+        empty = Headers.EMPTY
         for topic, start, end in _topic_runs(records):
             run = records[start:end] if (start, end) != (0, len(records)) else records
-            keys = key_batch(topic, [(r.key_schema, r.key) for r in run])
+            key_items = [(r.key_schema, r.key) for r in run]
+            # A null key without a schema is None bytes for every converter: skip the calls.
+            if key_items.count(_NO_KEY) == len(key_items):
+                keys: list[bytes | None] = [None] * len(key_items)
+            else:
+                keys = key_batch(topic, key_items)
             values = value_batch(topic, [(r.value_schema, r.value) for r in run])
             for r, k, v in zip(run, keys, values, strict=True):
                 headers = r.headers
-                append(Message(topic, k, v, self._headers(topic, headers) if headers else (),
+                append(Message(topic, k, v,
+                               () if headers is empty or not headers
+                               else self._headers(topic, headers),
                                r.timestamp, r.partition))
         return out
 
@@ -276,7 +287,12 @@ class MessageDeserializer:
         value_batch = self._value.to_connect_batch
         for topic, start, end in _topic_runs(messages):
             run = messages[start:end] if (start, end) != (0, len(messages)) else messages
-            keys = key_batch(topic, [m.key for m in run])
+            raw_keys = [m.key for m in run]
+            # None bytes read as a null with no schema for every converter: skip the calls.
+            if raw_keys.count(None) == len(raw_keys):
+                keys: list[SchemaAndValue] = [_NULL] * len(raw_keys)
+            else:
+                keys = key_batch(topic, raw_keys)
             values = value_batch(topic, [m.value for m in run])
             for m, k, v in zip(run, keys, values, strict=True):
                 append(SinkRecord(

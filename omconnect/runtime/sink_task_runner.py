@@ -361,12 +361,13 @@ class SinkTaskRunner(TaskRunner):
                 continue
             self._consumer.seek(tp, offset)
             self._offsets_put[tp] = offset
-            self._dirty = True
 
     def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
         self._assignment = self._assignment | partitions
         self._note_committed(partitions)
         self.sink_task.open(partitions)
+        if self._seeks:  # offsets the task set in open() apply before anything is read
+            self._apply_seeks()
         self._pause_dirty = True
         self._sync_pauses()
 

@@ -114,7 +114,6 @@ class SourceTaskRunner(TaskRunner):
         self._flush_interval_s = worker["offset.flush.interval.ms"] / 1000.0
         self._flush_timeout_s = worker["offset.flush.timeout.ms"] / 1000.0
         self._max_in_flight = worker["source.max.in.flight.records"]
-        self._limit = setup.transport.capabilities.max_message_bytes
         self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._outstanding = 0  # sends and dead-letter writes without a reply yet
 
@@ -239,32 +238,7 @@ class SourceTaskRunner(TaskRunner):
                     messages.append(item)
                     kept.append(origin)
             origins = kept
-        if self._limit is not None:
-            return self._check_sizes(messages, origins, skipped, self._limit)
         return messages, origins
-
-    def _check_sizes(
-        self,
-        messages: list[Message],
-        origins: Sequence[SourceRecord],
-        skipped: list[tuple[SourceRecord, Tolerated | None]],
-        limit: int,
-    ) -> tuple[list[Message], Sequence[SourceRecord]]:
-        too_large = [i for i, m in enumerate(messages)
-                     if len(m.value or b"") + len(m.key or b"") > limit or
-                     (m.headers and m.size > limit)]
-        if not too_large:
-            return messages, origins
-        for i in too_large:
-            message = messages[i]
-            error = MessageTooLargeError(message.size, limit, topic=message.topic)
-            skipped.append((origins[i], self._errors.failed(Failure(
-                stage=Stage.PRODUCE, executing_class=self._producer_class, error=error,
-                message=message, source_record=origins[i], connector=self.id.connector,
-                task=self.id.task))))
-        drop = set(too_large)
-        return ([m for i, m in enumerate(messages) if i not in drop],
-                [o for i, o in enumerate(origins) if i not in drop])
 
     def _submit(
         self,
@@ -309,6 +283,13 @@ class SourceTaskRunner(TaskRunner):
             try:
                 future = self._producer.send(send.messages)
                 break
+            except MessageTooLargeError as exc:
+                # Nothing of the batch was stored: route the messages over the limit per
+                # errors.tolerance and send the others.
+                kept = self._too_large(send, exc)
+                if kept is None:
+                    return
+                send = kept
             except RetriableError as exc:
                 attempt += 1
                 deadline = self.setup.settings.errors.retry_deadline(started)
@@ -403,6 +384,41 @@ class SourceTaskRunner(TaskRunner):
             self._resends.sort(key=lambda item: item[0])
             return
         self._errors_for_send(retry, error, failed, outcomes)
+
+    def _too_large(self, send: _Send, error: MessageTooLargeError) -> _Send | None:
+        """Tolerate (or fail on) the messages of ``send`` over the transport's limit;
+        the rest as a new send, or ``None`` when nothing is left to send.
+        """
+        limit = error.limit
+        large = [i for i, m in enumerate(send.messages) if m.size > limit]
+        if not large:  # the transport counts differently: the whole batch failed
+            send.first_failure = send.first_failure or time.monotonic()
+            self._failed_send(send, error, list(range(len(send.messages))))
+            return None
+        waiting = 0
+        for i in large:
+            message, record = send.messages[i], send.origins[i]
+            tolerated = self._errors.failed(Failure(
+                stage=Stage.PRODUCE, executing_class=self._producer_class,
+                error=MessageTooLargeError(message.size, limit, topic=message.topic),
+                message=message, source_record=record, connector=self.id.connector,
+                task=self.id.task))
+            if tolerated.future is None:
+                self._commit_record(record, None)
+            else:
+                waiting += 1
+                self._outstanding += 1
+                tolerated.future.add_done_callback(
+                    partial(self._note_dead_letter, send.submission, record))
+        send.submission.waiting += waiting
+        drop = set(large)
+        if len(drop) == len(send.messages):
+            self._done_waiting(send.submission)
+            return None
+        kept = _Send(send.submission, [m for i, m in enumerate(send.messages) if i not in drop],
+                     [o for i, o in enumerate(send.origins) if i not in drop])
+        kept.first_failure, kept.attempt = send.first_failure, send.attempt
+        return kept
 
     def _errors_for_send(self, send: _Send, error: BaseException, failed: list[int],
                          outcomes: list[Any] | None) -> None:

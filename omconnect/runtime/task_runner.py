@@ -115,6 +115,7 @@ class TaskRunner(abc.ABC):
         self._abandoned = False
         self._task_stop_lock = threading.Lock()
         self._task_stopped = False
+        self._task_started = False
         self._stop_deadline: float | None = None
         self._graceful_s = setup.worker["task.shutdown.graceful.timeout.ms"] / 1000.0
         self._thread = threading.Thread(target=self._run, name=f"omconnect-task-{setup.id}",
@@ -152,7 +153,8 @@ class TaskRunner(abc.ABC):
         if self._stop_deadline is None:
             self._stop_deadline = time.monotonic() + self._graceful_s
         self.stopping.set()
-        self._stop_task()
+        if self._task_started:  # else the task thread calls stop() after start() returns
+            self._stop_task()
         self._wake()
 
     def join(self, timeout: float | None = None) -> bool:
@@ -196,6 +198,7 @@ class TaskRunner(abc.ABC):
         error: BaseException | None = None
         try:
             self._open()
+            self._task_started = True
             if not self.stopping.is_set():
                 self.state = State.PAUSED if self._paused else State.RUNNING
                 self.metrics.started_at = time.time()

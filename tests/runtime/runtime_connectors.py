@@ -92,6 +92,7 @@ class CountingTask(SourceTask):
         self.batch = int(config.get("batch", 50))
         self.limit = int(config.get("records", -1))
         self.poison_at = int(config.get("poison.at", -1))
+        self.big_at = int(config.get("big.at", -1))
         number, tasks = int(config["task.number"]), int(config.get("tasks.max", 1))
         self.streams = [s for s in range(int(config.get("streams", 1))) if s % tasks == number]
         self.partitions = {s: {"stream": s} for s in self.streams}
@@ -112,6 +113,8 @@ class CountingTask(SourceTask):
                 value: Any = f"s{s}-{n}"
                 if s == 0 and n == self.poison_at:
                     value = 12345  # not a string: the value converter rejects it
+                if s == 0 and n == self.big_at:
+                    value = "x" * 4096
                 records.append(SourceRecord(
                     topic=self.topic, key_schema=STRING_SCHEMA, key=f"s{s}",
                     value_schema=STRING_SCHEMA, value=value,
@@ -138,10 +141,28 @@ class CountingSource(_Connector, SourceConnector):
               .define("streams", ConfigType.INT, 1, documentation="Source partitions.")
               .define("records", ConfigType.INT, -1, documentation="Records per stream.")
               .define("batch", ConfigType.INT, 50, documentation="Records per poll per stream.")
-              .define("poison.at", ConfigType.INT, -1, documentation="Poison position."))
+              .define("poison.at", ConfigType.INT, -1, documentation="Poison position.")
+              .define("big.at", ConfigType.INT, -1, documentation="Oversized position."))
 
     def task_class(self) -> type[SourceTask]:
         return CountingTask
+
+
+class ReconfiguringSource(CountingSource):
+    """A CountingSource whose task count a test changes through :meth:`set_tasks`."""
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        super().start(config)
+        self.tasks = 1
+        STATE[self.config["name"]]["connector"].append(self)
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        return [dict(self.config, **{"task.number": i, "tasks.max": self.tasks})
+                for i in range(min(self.tasks, max_tasks))]
+
+    def set_tasks(self, tasks: int) -> None:
+        self.tasks = tasks
+        self.context.request_task_reconfiguration()
 
 
 class BlockingTask(SourceTask):
@@ -216,11 +237,14 @@ class ListTask(SinkTask):
         self.name = config["name"]
         self.retriable_failures = int(config.get("retriable.failures", 0))
         self.report_values = set(_list(config.get("report.values")))
+        self.seek_to = int(config.get("seek.to", -1))
         self.fail_values = set(_list(config.get("fail.values")))
         STATE[self.name]["task_starts"].append(time.monotonic())
 
     def open(self, partitions: frozenset[Any]) -> None:
         STATE[self.name]["opened"].append(sorted(partitions))
+        if self.seek_to >= 0:
+            self.context.offset(dict.fromkeys(partitions, self.seek_to))
 
     def close(self, partitions: frozenset[Any]) -> None:
         STATE[self.name]["closed"].append(sorted(partitions))
@@ -254,7 +278,8 @@ class ListSink(_Connector, SinkConnector):
     CONFIG = (ConfigDef()
               .define("retriable.failures", ConfigType.INT, 0, documentation="Busy puts.")
               .define("report.values", ConfigType.LIST, [], documentation="Reported values.")
-              .define("fail.values", ConfigType.LIST, [], documentation="Fatal values."))
+              .define("fail.values", ConfigType.LIST, [], documentation="Fatal values.")
+              .define("seek.to", ConfigType.INT, -1, documentation="Offset set in open()."))
 
     def task_class(self) -> type[SinkTask]:
         return ListTask

@@ -1,0 +1,83 @@
+"""The sink path: subscriptions, rebalances, offset resets, and oversized source records."""
+
+from __future__ import annotations
+
+from conftest import eventually, read_topic, sink_config, source_config
+from runtime_connectors import STATE
+from test_error_handling import _headers, _json, _produce
+
+from omconnect.runtime import StandaloneHerder
+
+
+def test_topics_regex_picks_up_topics_created_later(worker_config):
+    config = dict(worker_config, **{"topics.regex.refresh.interval.ms": 100})
+    with StandaloneHerder(config) as herder:
+        _produce(worker_config, "in-a", [_json("a")])
+        herder.create_connector(sink_config(topics="", **{"topics.regex": "in-.*"}))
+        eventually(lambda: len(STATE["listing"]["records"]) == 1)
+        _produce(worker_config, "in-b", [_json("b")])
+        _produce(worker_config, "other", [_json("x")])
+        eventually(lambda: len(STATE["listing"]["records"]) == 2)
+        assert sorted(r[0] for r in STATE["listing"]["records"]) == ["in-a", "in-b"]
+
+
+def test_offsets_a_task_sets_in_open_apply_before_reading(herder, worker_config):
+    _produce(worker_config, "in", [_json(f"v{n}") for n in range(10)])
+    herder.create_connector(sink_config(seek_to=7))
+    eventually(lambda: len(STATE["listing"]["records"]) == 3)
+    assert [r[2] for r in STATE["listing"]["records"]] == [7, 8, 9]
+
+
+def test_two_sink_tasks_share_the_partitions_and_receive_everything_once(worker_config):
+    config = dict(worker_config, **{"topic.creation.default.partitions": 2})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(source_config(records=200, batch=50, streams=4))
+        eventually(lambda: len(read_topic(worker_config, "counting-out")) == 800)
+        herder.create_connector(sink_config(topics="counting-out", tasks_max=2))
+        eventually(lambda: len(STATE["listing"]["records"]) == 800)
+        values = [r[4] for r in STATE["listing"]["records"]]
+        assert len(set(values)) == 800
+        eventually(lambda: sum(e["offset"]["kafka_offset"]
+                               for e in herder.offsets("listing").offsets) == 800)
+        opened = [tp for call in STATE["listing"]["opened"] for tp in call]
+        assert {tp.partition for tp in opened} == {0, 1}
+
+
+def test_an_oversized_source_record_is_dead_lettered_without_its_value(worker_config):
+    config = dict(worker_config, **{"memory.max.message.bytes": 1024})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(source_config(
+            records=100, batch=50, big_at=60, errors_tolerance="all",
+            errors_deadletterqueue_topic_name="dlq",
+            errors_deadletterqueue_context_headers_enable=True))
+        eventually(lambda: herder.offsets("counting").offsets
+                   and herder.offsets("counting").offsets[0]["offset"] == {"position": 100})
+        assert len(read_topic(worker_config, "counting-out")) == 99
+        [dead] = read_topic(worker_config, "dlq")
+        headers = _headers(dead)
+        assert dead.value is None and dead.key is not None
+        assert headers["__connect.errors.stage"] == "PRODUCE"
+        assert headers["__connect.errors.exception.class.name"].endswith(
+            "MessageTooLargeError")
+        assert "1024" in headers["__connect.errors.exception.message"]
+
+
+def test_an_oversized_source_record_fails_the_task_without_tolerance(worker_config):
+    config = dict(worker_config, **{"memory.max.message.bytes": 1024})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(source_config(records=100, batch=50, big_at=60))
+        eventually(lambda: herder.connector_status("counting").tasks[0].trace)
+        trace = herder.connector_status("counting").tasks[0].trace
+        assert "PRODUCE" in trace and "exceeds the transport's limit of 1024" in trace
+        offsets = herder.offsets("counting").offsets
+        assert offsets[0]["offset"]["position"] <= 50
+
+
+def test_request_task_reconfiguration_restarts_tasks_with_new_configs(herder):
+    herder.create_connector({**source_config(batch=10, streams=2, tasks_max=2),
+                             "connector.class": "runtime_connectors:ReconfiguringSource"})
+    eventually(lambda: len(herder.metrics()) == 1)
+    STATE["counting"]["connector"][0].set_tasks(2)
+    eventually(lambda: len(herder.metrics()) == 2, what="a second task")
+    assert len(herder.task_configs("counting")) == 2
+    assert len(STATE["counting"]["connector_starts"]) == 1
