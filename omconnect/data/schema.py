@@ -101,7 +101,11 @@ class Field:
     schema: Schema
 
 
-def _freeze_params(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...]:
+def _freeze_params(
+    value: Mapping[str, str] | tuple[tuple[str, str], ...] | None,
+) -> tuple[tuple[str, str], ...]:
+    if isinstance(value, tuple):  # already frozen: attrs.evolve (with_optional) passes it on
+        return tuple(sorted(value))
     return tuple(sorted((value or {}).items()))
 
 
