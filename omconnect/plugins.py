@@ -92,6 +92,12 @@ _BUILTIN_ALIASES: dict[str, dict[str, str]] = {
         "FileStreamSinkConnector": "file-sink",
         "org.apache.kafka.connect.file.FileStreamSinkConnector": "file-sink",
     },
+    CONVERTERS: {
+        "org.apache.kafka.connect.json.JsonConverter": "json",
+        "org.apache.kafka.connect.storage.StringConverter": "string",
+        "org.apache.kafka.connect.converters.ByteArrayConverter": "bytearray",
+        "org.apache.kafka.connect.storage.SimpleHeaderConverter": "simple",
+    },
     TRANSFORMS: {
         alias: name
         for simple, name in _KAFKA_CONNECT_TRANSFORMS.items()

@@ -1,0 +1,158 @@
+"""Converter throughput: records/s through from_connect_batch and to_connect_batch.
+
+Converts N records (default 100,000) of two shapes, each way, with the JSON converter
+(schemas enabled, schemas disabled) and the Avro converter, in batches of 1,000 as the
+runtime hands them over:
+
+* ``small``: a struct of 5 fields (int64, string, float64, boolean, optional string);
+* ``nested``: an order with a Decimal, a Timestamp, an array, a map and a nested struct.
+
+Each figure is the best of ``--repeat`` runs (the machine is shared). The last line is
+one JSON object with every figure.
+
+    python benchmarks/converters.py [--records 100000] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import decimal
+import json
+import platform
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from omconnect.converters import AvroConverter, Converter, JsonConverter
+from omconnect.data import (
+    BOOLEAN_SCHEMA,
+    FLOAT64_SCHEMA,
+    INT32_SCHEMA,
+    INT64_SCHEMA,
+    OPTIONAL_STRING_SCHEMA,
+    STRING_SCHEMA,
+    Schema,
+    SchemaBuilder,
+    Struct,
+    decimal_schema,
+    timestamp_schema,
+)
+
+BATCH = 1000
+
+SMALL = (SchemaBuilder.struct().name("bench.Small")
+         .field("id", INT64_SCHEMA)
+         .field("name", STRING_SCHEMA)
+         .field("amount", FLOAT64_SCHEMA)
+         .field("active", BOOLEAN_SCHEMA)
+         .field("note", OPTIONAL_STRING_SCHEMA)
+         .build())
+
+ADDRESS = (SchemaBuilder.struct().name("bench.Address")
+           .field("street", STRING_SCHEMA).field("city", STRING_SCHEMA).build())
+NESTED = (SchemaBuilder.struct().name("bench.Order")
+          .field("id", INT64_SCHEMA)
+          .field("price", decimal_schema(2))
+          .field("placed", timestamp_schema())
+          .field("tags", SchemaBuilder.array(STRING_SCHEMA).build())
+          .field("counts", SchemaBuilder.map(STRING_SCHEMA, INT32_SCHEMA).build())
+          .field("ship_to", ADDRESS)
+          .build())
+
+
+def small(i: int) -> Struct:
+    return Struct.from_values(SMALL, [i, f"user-{i}", i * 0.25, i % 2 == 0,
+                                      None if i % 3 else "vip"])
+
+
+def nested(i: int) -> Struct:
+    return Struct.from_values(NESTED, [
+        i,
+        decimal.Decimal(i).scaleb(-2),
+        dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=i),
+        ["a", "b", "c"],
+        {"x": i % 7, "y": 1},
+        Struct.from_values(ADDRESS, [f"{i} Main St", "Springfield"]),
+    ])
+
+
+def best_rate(records: int, repeat: int, run: Callable[[], Any]) -> tuple[float, Any]:
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = run()
+        best = min(best, time.perf_counter() - start)
+    return records / best, result
+
+
+def measure(converter: Converter, schema: Schema, values: list[Struct], repeat: int,
+            *, schemaless: bool = False) -> tuple[float, float, float]:
+    items = [(schema, value) for value in values]
+    batches = [items[i:i + BATCH] for i in range(0, len(items), BATCH)]
+
+    def write() -> list[bytes | None]:
+        out: list[bytes | None] = []
+        for batch in batches:
+            out.extend(converter.from_connect_batch("bench", batch))
+        return out
+
+    write_rate, encoded = best_rate(len(items), repeat, write)
+    encoded_batches = [encoded[i:i + BATCH] for i in range(0, len(encoded), BATCH)]
+
+    def read() -> int:
+        count = 0
+        for batch in encoded_batches:
+            count += len(converter.to_connect_batch("bench", batch))
+        return count
+
+    read_rate, _ = best_rate(len(items), repeat, read)
+    if not schemaless:
+        first = converter.to_connect("bench", encoded[0]).value
+        assert first == values[0], f"round trip changed the value: {first!r}"
+    size = sum(len(e) for e in encoded if e) / len(encoded)
+    return write_rate, read_rate, size
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    def converter(cls: type[Converter], **config: Any) -> Converter:
+        instance = cls()
+        instance.configure(config, False)
+        return instance
+
+    setups = {
+        "json": lambda: converter(JsonConverter),
+        "json_schemaless": lambda: converter(JsonConverter, **{"schemas.enable": False}),
+        "avro": lambda: converter(AvroConverter),
+    }
+    shapes = {"small": (SMALL, small), "nested": (NESTED, nested)}
+    figures: dict[str, Any] = {
+        "benchmark": "converters", "records": args.records, "batch": BATCH,
+        "python": platform.python_version(),
+    }
+    print(f"{args.records:,} records per run, batches of {BATCH}, best of {args.repeat}")
+    print(f"{'converter':<17}{'shape':<8}{'to bytes/s':>14}{'from bytes/s':>14}{'bytes':>8}")
+    for shape_name, (schema, make) in shapes.items():
+        values = [make(i) for i in range(args.records)]
+        for setup_name, setup in setups.items():
+            # A schemaless read gives dicts, not the structs written: no equality check.
+            write_rate, read_rate, size = measure(setup(), schema, values, args.repeat,
+                                                  schemaless=setup_name == "json_schemaless")
+            key = f"{setup_name}_{shape_name}"
+            figures[f"{key}_to_bytes_per_s"] = round(write_rate)
+            figures[f"{key}_from_bytes_per_s"] = round(read_rate)
+            figures[f"{key}_bytes_per_record"] = round(size, 1)
+            print(f"{setup_name:<17}{shape_name:<8}{write_rate:>14,.0f}{read_rate:>14,.0f}"
+                  f"{size:>8.0f}")
+            sys.stdout.flush()
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
