@@ -26,7 +26,7 @@ class ByteArrayConverter(Converter, HeaderConverter):
     name ``org.apache.kafka.connect.converters.ByteArrayConverter`` is an alias.
     """
 
-    def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Nothing to configure."""
 
     def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:

@@ -1,4 +1,6 @@
-"""The check every converter makes before writing a record's key or value."""
+"""What the converters share: the check before writing a value, the prefix of their
+settings in a worker or connector config.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from omconnect.data.struct import Struct
 from omconnect.data.values import validate_value
 from omconnect.errors import DataError
 
-__all__ = ["check_value"]
+__all__ = ["check_value", "role_prefix"]
 
 
 def check_value(schema: Schema, value: Any) -> None:
@@ -32,3 +34,14 @@ def check_value(schema: Schema, value: Any) -> None:
             )
         return
     validate_value(schema, value)
+
+
+def role_prefix(is_key: bool | None) -> str:
+    """How a converter's settings are written in a config, for error messages:
+    ``key.converter.``, ``value.converter.``, or ``header.converter.`` when ``is_key`` is
+    ``None`` (a converter configured as a header converter, Kafka Connect's
+    ``converter.type=header``).
+    """
+    if is_key is None:
+        return "header.converter."
+    return "key.converter." if is_key else "value.converter."

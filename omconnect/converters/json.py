@@ -44,7 +44,7 @@ from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import OneOf, Range
 from omconnect.converters.base import Converter, HeaderConverter
-from omconnect.converters.checks import check_value
+from omconnect.converters.checks import check_value, role_prefix
 from omconnect.converters.json_schema import schema_from_json, schema_to_json
 from omconnect.converters.json_values import (
     Decode,
@@ -171,18 +171,19 @@ class JsonConverter(Converter, HeaderConverter):
         self._last_reader: tuple[str, _Reader] | None = None
         self._fixed_reader: _Reader | None = None
 
-    def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Apply the settings (prefix stripped).
 
         Args:
             config: The converter's settings.
-            is_key: Whether this instance converts record keys.
+            is_key: Whether this instance converts record keys; ``None`` when it is
+                configured as a header converter.
 
         Raises:
             ConfigError: A setting is invalid; the message names the key.
 
         """
-        prefix = "key.converter." if is_key else "value.converter."
+        prefix = role_prefix(is_key)
         values = self.config_def.parse(config, what="JSON converter", prefix=prefix)
         self._schemas_enabled = bool(values[SCHEMAS_ENABLE])
         self._options = JsonOptions(

@@ -19,6 +19,7 @@ from typing import Any
 from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.converters.base import Converter, HeaderConverter
+from omconnect.converters.checks import role_prefix
 from omconnect.data.schema import OPTIONAL_STRING_SCHEMA, Schema
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, DataError
@@ -57,14 +58,14 @@ class StringConverter(Converter, HeaderConverter):
         """The Python name of the configured encoding."""
         return self._encoding
 
-    def configure(self, config: Mapping[str, Any], is_key: bool = False) -> None:
+    def configure(self, config: Mapping[str, Any], is_key: bool | None = None) -> None:
         """Apply ``converter.encoding``.
 
         Raises:
             ConfigError: Unknown encoding.
 
         """
-        prefix = "key.converter." if is_key else "value.converter."
+        prefix = role_prefix(is_key)
         values = self.config_def.parse(config, what="string converter", prefix=prefix)
         try:
             self._encoding = codecs.lookup(str(values[ENCODING])).name

@@ -108,6 +108,12 @@ def test_key_converter_errors_name_the_key_prefix():
         converter.configure({"decimal.format": "HEX"}, True)
 
 
+def test_header_converter_errors_name_the_header_prefix():
+    converter = JsonConverter()
+    with pytest.raises(ConfigError, match=r"header\.converter\.decimal\.format"):
+        converter.configure({"decimal.format": "HEX"})
+
+
 def test_decimal_with_more_digits_than_its_scale_is_refused():
     from decimal import Decimal
 
