@@ -2,7 +2,7 @@ r"""Following a growing file line by line, by byte position, across truncation a
 
 :class:`FileTail` reads a file in binary and splits lines itself, so every line it returns
 comes with the exact byte position just after it: the offset a source commits, and the
-place a restarted reader seeks to. A line ends at ``\\n`` (a ``\\r`` before it is dropped
+place a restarted reader seeks to. A line ends at ``\n`` (a ``\r`` before it is dropped
 too); a last line without its newline is held back until the newline arrives, since the
 writer may be half way through it.
 

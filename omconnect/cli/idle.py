@@ -1,0 +1,73 @@
+"""Telling when a pipeline has nothing left to do (``--stop-when-idle``).
+
+A worker is idle when, for the whole window, no task moved a record: no source polled,
+sent or had acknowledged anything and none has records in flight, and no sink read or put
+anything and none lags behind where the transport reports lag. Every task must have
+started (a task not yet RUNNING is not idle) or have failed (a FAILED task will not move
+more; the exit code reports it).
+
+This is meant for demos, tests and batch runs that read a finite input. A sink that joins
+its consumer group slowly (some brokers take seconds) reads nothing meanwhile: choose a
+window longer than that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from omconnect.runtime.metrics import TaskMetricsSnapshot
+
+__all__ = ["IdleWatch"]
+
+_SETTLED = frozenset({"RUNNING", "PAUSED", "FAILED"})
+
+
+def _activity(snap: TaskMetricsSnapshot) -> tuple[int, ...]:
+    return (snap.polled, snap.sent, snap.acknowledged, snap.put, snap.errors,
+            snap.dead_lettered, snap.filtered)
+
+
+class IdleWatch:
+    """Says when every task has been idle for ``window`` seconds.
+
+    Args:
+        window: Seconds without activity before :meth:`update` returns ``True``.
+
+    """
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self._last: dict[tuple[str, int], tuple[int, ...]] = {}
+        self._idle_since: float | None = None
+
+    def update(self, now: float, snapshots: Iterable[TaskMetricsSnapshot],
+               states: Mapping[tuple[str, int], str]) -> bool:
+        """Feed the current metrics; whether the worker has been idle for the window.
+
+        Args:
+            now: The current time (any monotonic clock, in seconds).
+            snapshots: Every task's metrics.
+            states: Every task's state, by (connector, task); a connector without
+                tasks may appear with its own state under task ``-1``.
+
+        """
+        current = {}
+        busy = False
+        for snap in snapshots:
+            key = (snap.connector, snap.task)
+            current[key] = activity = _activity(snap)
+            if self._last.get(key) != activity:
+                busy = True
+            if snap.in_flight > 0 or (snap.kind == "sink" and snap.lag):
+                busy = True
+        if any(state not in _SETTLED for state in states.values()):
+            busy = True
+        if set(current) != set(self._last):
+            busy = True
+        self._last = current
+        if busy:
+            self._idle_since = None
+            return False
+        if self._idle_since is None:
+            self._idle_since = now
+        return now - self._idle_since >= self.window

@@ -1,0 +1,96 @@
+"""``omconnect offsets show|reset``: a connector's committed offsets, read or forgotten.
+
+Works offline, through the worker's transport: run it while no worker runs the connector.
+A connector whose last recorded status says it runs in a live process on this machine is
+refused (stop that worker first); one left RUNNING by a worker that was killed is not.
+
+``show`` prints Kafka Connect's ``GET /connectors/{name}/offsets`` JSON: for a source, the
+committed offset per source partition; for a sink, the group's position per partition.
+``reset`` forgets them: a source starts from scratch, a sink from the earliest message kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import sys
+from typing import Any
+
+from omconnect.config.files import load_config_file
+from omconnect.errors import ConfigError, ConnectError
+from omconnect.runtime import StandaloneHerder
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``offsets`` subcommand to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "offsets", help="show or reset a stopped connector's offsets",
+        description="Read or reset the committed offsets of a connector that no worker "
+        "is running.")
+    parser.add_argument("action", choices=("show", "reset"))
+    parser.add_argument("connector", metavar="CONNECTOR", help="the connector's name")
+    parser.add_argument("--worker", metavar="WORKER_CONFIG", required=True,
+                        help="the worker config the connector ran with")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``offsets`` subcommand; returns the exit status."""
+    try:
+        herder = StandaloneHerder(load_config_file(args.worker))
+    except ConfigError as exc:
+        print(f"omconnect offsets: {args.worker}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        herder.open()
+        if args.connector not in herder.connectors():
+            known = ", ".join(herder.connectors()) or "none"
+            print(f"omconnect offsets: no connector named {args.connector!r} in this "
+                  f"worker's config store (known: {known})", file=sys.stderr)
+            return 1
+        if args.action == "show":
+            print(json.dumps(herder.offsets(args.connector).to_dict(), indent=2))
+            return 0
+        running = _live_worker(herder, args.connector)
+        if running is not None:
+            print(f"omconnect offsets: connector {args.connector!r} is running in worker "
+                  f"{running}; stop that worker first", file=sys.stderr)
+            return 1
+        herder.reset_offsets(args.connector, force=True)  # no live worker runs it (above)
+        print(f"offsets of connector {args.connector!r} reset")
+        return 0
+    except ConnectError as exc:
+        print(f"omconnect offsets: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        herder.stop()
+
+
+def _live_worker(herder: StandaloneHerder, name: str) -> str | None:
+    """The id of a live worker on this machine that runs ``name``, if its last recorded
+    status says so.
+    """
+    status = herder.connector_status(name)
+    workers = {status.connector.worker_id} if status.connector.state.value in (
+        "RUNNING", "PAUSED") else set()
+    workers |= {t.worker_id for t in status.tasks if t.state.value in ("RUNNING", "PAUSED")}
+    for worker in workers:
+        host, _, pid = worker.rpartition(":")
+        if host == socket.gethostname() and pid.isdigit() and int(pid) != os.getpid() \
+                and _alive(int(pid)):
+            return worker
+    return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

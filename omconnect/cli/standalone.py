@@ -1,0 +1,330 @@
+"""``omconnect standalone``: run connectors in this process until told to stop.
+
+Order of events:
+
+1. The worker config and every connector config are loaded and validated completely; if
+   anything is wrong, every problem is printed (file, key, fix) and the command exits with
+   status 2 before any connector starts.
+2. The configs are stored (created, or replacing a stored config of the same name), then
+   the worker starts every stored connector: those given here, and any created earlier
+   (e.g. through the REST API) on the same transport and storage namespaces.
+3. While running: on a terminal, one live progress line per task; otherwise a structured
+   ``progress`` log line per task every ``--status-interval`` seconds.
+4. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
+   ``task.shutdown.graceful.timeout.ms`` and commit what is safe. A second signal exits at
+   once (what was not committed is delivered again next time).
+
+Exit status: 0 after a clean stop; 1 if a connector or task was FAILED when the worker
+stopped, or the worker could not run; 2 for invalid configs or options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from omconnect.cli.idle import IdleWatch
+from omconnect.cli.log_output import FORMATS, configure_logging, remove_cli_logging
+from omconnect.cli.progress import LiveDisplay, ProgressTracker, TaskProgress
+from omconnect.config.files import load_config_file
+from omconnect.connector.lifecycle import State
+from omconnect.errors import ConfigError, ConnectError, MissingExtraError
+from omconnect.runtime import StandaloneHerder
+
+__all__ = ["add_parser", "run"]
+
+_log = logging.getLogger("omconnect.cli")
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def add_parser(subparsers: Any) -> None:
+    """Add the ``standalone`` subcommand to ``subparsers``."""
+    parser = subparsers.add_parser(
+        "standalone", help="run connectors in this process until stopped",
+        description="Run a worker with the given connectors until SIGINT/SIGTERM "
+        "(or --stop-when-idle). Configs may be .properties, .yaml/.yml or .json; "
+        "Kafka Connect's standalone files work unchanged.")
+    parser.add_argument("worker_config", metavar="WORKER_CONFIG",
+                        help="the worker's settings (transport, converters, offsets)")
+    parser.add_argument("connector_configs", metavar="CONNECTOR_CONFIG", nargs="*",
+                        help="one file per connector")
+    parser.add_argument("--stop-when-idle", metavar="SECONDS", type=_positive_float,
+                        help="stop cleanly once no task has moved a record for SECONDS "
+                        "(sources have nothing new, sinks have caught up)")
+    parser.add_argument("--rest-port", metavar="N", type=_port,
+                        help="serve the REST API on this port (0: any free port)")
+    parser.add_argument("--rest-host", metavar="HOST", default="127.0.0.1",
+                        help="address the REST API listens on (default 127.0.0.1)")
+    parser.add_argument("--status-interval", metavar="SECONDS", type=float, default=10.0,
+                        help="without a terminal: seconds between progress log lines "
+                        "(0: none; default 10)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="on a terminal, log progress lines instead of the live display")
+    parser.add_argument("--log-format", choices=FORMATS,
+                        help="text (default on a terminal), logfmt (default otherwise) or "
+                        "json")
+    parser.add_argument("--log-level", default="INFO",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                        help="lowest level logged (default INFO)")
+    parser.set_defaults(run=run)
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") \
+            from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number, got {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0..65535, got {value}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``standalone`` subcommand; returns the exit status."""
+    live = sys.stderr.isatty() and not args.no_progress
+    display = LiveDisplay(sys.stderr) if live else None
+    configure_logging(level=args.log_level, log_format=args.log_format,
+                      write=display.write_log if display is not None else None)
+    try:
+        try:
+            herder, names = _prepare(args.worker_config, args.connector_configs)
+        except ConfigError as exc:
+            print(f"omconnect standalone: {exc}", file=sys.stderr)
+            print("Nothing was started.", file=sys.stderr)
+            return EXIT_USAGE
+        except ConnectError as exc:
+            print(f"omconnect standalone: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        return _Runner(herder, names, args, display).run()
+    finally:
+        remove_cli_logging()
+
+
+def _prepare(worker_path: str, connector_paths: list[str]
+             ) -> tuple[StandaloneHerder, list[str]]:
+    """Load and validate every config; store the connector configs. Nothing runs yet.
+
+    Raises:
+        ConfigError: Listing every problem of every file.
+
+    """
+    worker = _load(worker_path, "worker config")
+    try:
+        herder = StandaloneHerder(worker)
+    except ConfigError as exc:
+        raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
+    configs = [(path, _load(path, "connector config")) for path in connector_paths]
+    problems: list[str] = []
+    names: dict[str, str] = {}
+    for path, config in configs:
+        name = str(config.get("name") or "").strip()
+        if name and name in names:
+            problems.append(f"{path}: name {name!r} is also the name in {names[name]}; "
+                            "connector names must be unique")
+        names.setdefault(name, path)
+    herder.open()
+    try:
+        for path, config in configs:
+            validation = herder.validate_connector_config(config)
+            if not validation.ok:
+                lines = [f"  {key}: {message}" for key, messages in
+                         sorted(validation.errors.items()) for message in messages]
+                problems.append(f"{path}: invalid connector config "
+                                f"({validation.error_count} error"
+                                f"{'' if validation.error_count == 1 else 's'}):\n"
+                                + "\n".join(lines))
+        if problems:
+            raise ConfigError("\n".join(problems))
+        for path, config in configs:
+            name = str(config["name"]).strip()
+            _, created = herder.put_connector_config(name, config)
+            _log.info("%s connector %r from %s", "created" if created else "updated", name,
+                      path)
+    except BaseException:
+        herder.stop()
+        raise
+    return herder, [name for name in names if name]
+
+
+def _load(path: str, what: str) -> dict[str, Any]:
+    if not Path(path).is_file():
+        raise ConfigError(f"{path}: {what} file not found")
+    return load_config_file(path)
+
+
+class _Runner:
+    """Runs the herder until a signal or idleness, showing progress."""
+
+    def __init__(self, herder: StandaloneHerder, names: list[str],
+                 args: argparse.Namespace, display: LiveDisplay | None) -> None:
+        self.herder = herder
+        self.names = names
+        self.args = args
+        self.display = display
+        self.stop_requested = threading.Event()
+        self.signals = 0
+        self.tracker = ProgressTracker()
+        self.rest: Any = None
+
+    def run(self) -> int:
+        restore = self._install_signal_handlers()
+        failed = False
+        try:
+            others = sorted(set(self.herder.connectors()) - set(self.names))
+            for name in others:
+                _log.info("also running connector %r, stored by an earlier run (e.g. created "
+                          "through the REST API)", name)
+            self.herder.start()
+            if self.args.rest_port is not None:
+                self.rest = _start_rest(self.herder, self.args.rest_host,
+                                        self.args.rest_port)
+            failed = self._loop()
+        except ConnectError as exc:
+            _log.error("the worker cannot run: %s", exc)
+            failed = True
+        finally:
+            self._stop()
+            restore()
+        return EXIT_FAILED if failed else EXIT_OK
+
+    def _loop(self) -> bool:
+        """Until stopped: show progress, watch for idleness. Whether anything FAILED."""
+        idle = IdleWatch(self.args.stop_when_idle) if self.args.stop_when_idle else None
+        live = self.display is not None
+        tick = 0.5 if live or idle else min(1.0, self.args.status_interval or 1.0)
+        interval = self.args.status_interval
+        next_status = time.monotonic() + interval if interval > 0 else float("inf")
+        failed = False
+        while True:
+            stopping = self.stop_requested.wait(tick)
+            states, failed = self._states()
+            progress = self.tracker.update(self.herder.metrics(), states)
+            if live:
+                assert self.display is not None
+                self.display.update([p.line() for p in progress])
+            elif time.monotonic() >= next_status:
+                _log_progress(progress, "progress")
+                next_status = time.monotonic() + interval
+            if stopping:
+                _log.info("stopping (signal received)")
+                break
+            if idle is not None and idle.update(time.monotonic(), self.herder.metrics(),
+                                                states):
+                _log.info("stopping: no task has moved a record for %.1f s "
+                          "(--stop-when-idle)", idle.window)
+                break
+        return failed
+
+    def _states(self) -> tuple[dict[tuple[str, int], str], bool]:
+        """Every task's state (connectors without tasks under task -1), and whether any
+        connector or task is FAILED.
+        """
+        states: dict[tuple[str, int], str] = {}
+        failed = False
+        for name in self.herder.connectors():
+            try:
+                status = self.herder.connector_status(name)
+            except ConnectError:
+                continue  # deleted meanwhile
+            if status.connector.state is State.FAILED:
+                failed = True
+            for task in status.tasks:
+                states[(name, task.id)] = task.state.value
+                failed = failed or task.state is State.FAILED
+            if not status.tasks:
+                states[(name, -1)] = status.connector.state.value
+        return states, failed
+
+    def _stop(self) -> None:
+        if self.rest is not None:
+            try:
+                self.rest.stop()
+            except Exception:
+                _log.exception("stopping the REST API failed")
+        final = self.tracker.update(self.herder.metrics(), self._states()[0])
+        self.herder.stop()
+        if self.display is not None:
+            self.display.close()
+        _log_progress(final, "stopped")
+
+    def _install_signal_handlers(self) -> Callable[[], None]:
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+
+        def handle(signum: int, frame: FrameType | None) -> None:
+            self.signals += 1
+            if self.signals > 1:
+                os.write(2, b"omconnect: second signal; exiting now without waiting for "
+                            b"tasks (uncommitted records will be delivered again)\n")
+                os._exit(128 + signum)
+            self.stop_requested.set()
+
+        previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+        def restore() -> None:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+        return restore
+
+
+def _log_progress(progress: list[TaskProgress], message: str) -> None:
+    for item in progress:
+        fields = item.fields()
+        if message == "stopped":
+            del fields["committed"]  # counted before the stop's own commit: misleading
+        _log.info(message, extra={"fields": fields, "connector": item.connector,
+                                  "task": item.task})
+
+
+def _start_rest(herder: StandaloneHerder, host: str, port: int) -> Any:
+    """Start the REST API (``omconnect.rest.start_server``) beside the worker.
+
+    Raises:
+        ConnectError: The REST API is not available in this installation.
+
+    """
+    try:
+        rest = importlib.import_module("omconnect.rest")
+    except MissingExtraError as exc:
+        raise ConnectError(f"--rest-port: {exc}") from exc
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("omconnect.rest"):
+            raise ConnectError(
+                "--rest-port: the REST API (module omconnect.rest) is not part of this "
+                "installation; run without --rest-port, or install a version of omconnect "
+                "that ships it") from exc
+        raise ConnectError(f"--rest-port: the REST API needs {exc.name!r}, which is not "
+                           "installed; pip install 'omconnect[rest]'") from exc
+    start_server = getattr(rest, "start_server", None)
+    if start_server is None:
+        raise ConnectError("--rest-port: omconnect.rest has no start_server(herder, host=, "
+                           "port=); this version's REST API cannot be started from the CLI")
+    server = start_server(herder, host=host, port=port)
+    _log.info("REST API listening on http://%s:%s", host,
+              getattr(server, "port", port))
+    return server

@@ -1,0 +1,102 @@
+"""What the CLI prints while running: structured log lines, progress, idle detection."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import threading
+
+import pytest
+
+from omconnect.cli.idle import IdleWatch
+from omconnect.cli.log_output import configure_logging, format_logfmt, remove_cli_logging
+from omconnect.cli.progress import LiveDisplay, ProgressTracker
+from omconnect.runtime.metrics import TaskMetricsSnapshot
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging():
+    yield
+    remove_cli_logging()
+
+
+def _snap(connector="c", task=0, kind="source", at=0.0, **counts) -> TaskMetricsSnapshot:
+    return TaskMetricsSnapshot(connector=connector, task=task, kind=kind, taken_at=at,
+                               started_at=0.0, **counts)
+
+
+def test_logfmt_quotes_what_needs_quoting_and_drops_nones():
+    line = format_logfmt({"a": "plain", "b": "two words", "c": None, "d": 'x="y"', "e": 3})
+    assert line == 'a=plain b="two words" d="x=\\"y\\"" e=3'
+
+
+def _log_on_task_thread(fmt: str) -> str:
+    stream = io.StringIO()
+    configure_logging(level=logging.INFO, log_format=fmt, stream=stream)
+    log = logging.getLogger("omconnect.test")
+    thread = threading.Thread(target=lambda: log.warning("slow put"),
+                              name="omconnect-task-orders-to-db-3")
+    thread.start()
+    thread.join()
+    return stream.getvalue()
+
+
+def test_log_lines_from_a_task_thread_carry_connector_and_task():
+    logfmt = _log_on_task_thread("logfmt")
+    assert "level=warning" in logfmt and "connector=orders-to-db task=3" in logfmt
+    assert 'msg="slow put"' in logfmt
+    record = json.loads(_log_on_task_thread("json"))
+    assert record["connector"] == "orders-to-db" and record["task"] == 3
+    assert "[orders-to-db-3] slow put" in _log_on_task_thread("text")
+
+
+def test_progress_rates_come_from_successive_snapshots():
+    tracker = ProgressTracker()
+    states = {("c", 0): "RUNNING", ("s", 0): "RUNNING"}
+    tracker.update([_snap(at=0.0, acknowledged=0),
+                    _snap("s", kind="sink", at=0.0, put=0, lag=None)], states)
+    source, sink = tracker.update([_snap(at=2.0, acknowledged=1000, in_flight=5),
+                                   _snap("s", kind="sink", at=2.0, put=500, lag=7)], states)
+    assert (source.records, source.rate, source.in_flight) == (1000, 500.0, 5)
+    assert (sink.records, sink.rate, sink.lag) == (500, 250.0, 7)
+    assert "1,000 records" in source.line() and "in-flight 5" in source.line()
+    assert "lag 7" in sink.line()
+    assert sink.fields()["lag"] == 7 and "in_flight" not in sink.fields()
+
+
+def test_live_display_redraws_in_place_with_logs_above():
+    out = io.StringIO()
+    display = LiveDisplay(out)
+    display.update(["task a", "task b"])
+    display.write_log("a log line\n")
+    display.update(["task a!", "task b!"])
+    text = out.getvalue()
+    assert text.count("\x1b[2F\x1b[J") == 2  # moved up over the two lines, twice
+    assert text.endswith("task a!\ntask b!\n")
+    assert text.index("a log line") < text.rindex("task a!")
+
+
+def test_idle_once_nothing_moves_for_the_window():
+    watch = IdleWatch(3.0)
+    running = {("c", 0): "RUNNING"}
+    assert not watch.update(0.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
+    assert not watch.update(1.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
+    assert not watch.update(3.5, [_snap(polled=5, sent=5, acknowledged=5)], running)
+    assert watch.update(4.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
+
+
+def test_not_idle_while_records_move_are_in_flight_lag_or_tasks_start():
+    watch = IdleWatch(1.0)
+    running = {("c", 0): "RUNNING"}
+    watch.update(0.0, [_snap(polled=1)], running)
+    assert not watch.update(5.0, [_snap(polled=2)], running)  # moved
+    assert not watch.update(9.0, [_snap(polled=2, in_flight=1)], running)
+    assert not watch.update(9.5, [_snap("s", kind="sink", lag=4)], {("s", 0): "RUNNING"})
+    assert not watch.update(20.0, [_snap("s", kind="sink", lag=4)], {("s", 0): "RUNNING"})
+    starting = IdleWatch(1.0)
+    starting.update(0.0, [], {("c", 0): "UNASSIGNED"})
+    assert not starting.update(5.0, [], {("c", 0): "UNASSIGNED"})
+    failed = IdleWatch(1.0)
+    failed.update(0.0, [], {("c", -1): "FAILED"})
+    assert failed.update(5.0, [], {("c", -1): "FAILED"})
