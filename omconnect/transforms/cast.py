@@ -63,7 +63,8 @@ _CASTABLE_INPUTS = frozenset({*CAST_TARGETS.values(), Type.BYTES})
 
 
 def _describe(value: Any) -> str:
-    return f"{type(value).__name__} {value!r}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
 def _to_integer(value: Any, target: Type) -> int:

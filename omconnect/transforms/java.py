@@ -275,7 +275,7 @@ class JavaDateFormat:
             elif fields.get("k") is not None:
                 hour = int(fields["k"]) % 24
             elif fields.get("h") is not None or fields.get("K") is not None:
-                hour = int(fields["h"] or fields["K"]) % 12
+                hour = int(fields.get("h") or fields["K"]) % 12
                 if (fields.get("a") or "").upper() == "PM":
                     hour += 12
             minute = int(fields["m"]) if fields.get("m") is not None else 0

@@ -59,10 +59,16 @@ def _constant(value: Any) -> Mask:
 
 
 def _replacement_for(type_: Type, logical_name: str | None, replacement: str,
-                     field: str) -> Mask:
+                     field: str, scale: int | None) -> Mask:
     try:
         if logical_name == logical.DECIMAL:
-            return _constant(decimal.Decimal(replacement.strip()))
+            amount = decimal.Decimal(replacement.strip())
+            if scale is not None:
+                exact = amount.quantize(decimal.Decimal(1).scaleb(-scale))
+                if exact != amount:
+                    raise ValueError(f"it has more than the field's {scale} decimal places")
+                amount = exact
+            return _constant(amount)
         if logical_name is None and type_.is_integer:
             number = int(replacement.strip())
             low, high = integer_range(type_)
@@ -129,9 +135,10 @@ class MaskField(KeyOrValueTransformation):
         self._replacement: str | None = values["replacement"]
         self._cache: SchemaCache[tuple[tuple[int, Mask], ...]] = SchemaCache(self._plan)
 
-    def _mask(self, type_: Type, logical_name: str | None, field: str) -> Mask:
+    def _mask(self, type_: Type, logical_name: str | None, field: str,
+              scale: int | None = None) -> Mask:
         if self._replacement is not None:
-            return _replacement_for(type_, logical_name, self._replacement, field)
+            return _replacement_for(type_, logical_name, self._replacement, field, scale)
         if logical_name in _EMPTY_BY_LOGICAL:
             return _constant(_EMPTY_BY_LOGICAL[logical_name])
         if type_ in _EMPTY_BY_TYPE:
@@ -140,12 +147,14 @@ class MaskField(KeyOrValueTransformation):
                         "mask its fields after a Flatten transform instead")
 
     def _plan(self, schema: Schema) -> tuple[tuple[int, Mask], ...]:
-        return tuple(
-            (f.index, self._mask(f.schema.type,
-                                 f.schema.name if f.schema.name in logical.LOGICAL_NAMES
-                                 else None, f.name))
-            for f in schema.fields if f.name in self._fields
-        )
+        plan = []
+        for field in schema.fields:
+            if field.name not in self._fields:
+                continue
+            name = field.schema.name if field.schema.name in logical.LOGICAL_NAMES else None
+            scale = logical.decimal_scale(field.schema) if name == logical.DECIMAL else None
+            plan.append((field.index, self._mask(field.schema.type, name, field.name, scale)))
+        return tuple(plan)
 
     def apply(self, record: R) -> R | None:
         """The record with the listed fields of its key or value masked."""

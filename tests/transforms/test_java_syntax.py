@@ -30,6 +30,9 @@ def test_format_converts_to_utc():
     ("dd MMM yyyy hh:mm a z", "05 Mar 2024 07:08 PM GMT+01:00",
      dt.datetime(2024, 3, 5, 18, 8, tzinfo=dt.UTC)),
     ("yyyy-D", "2024-65", dt.datetime(2024, 3, 5, tzinfo=dt.UTC)),
+    ("yyyy-MM-dd K:mm a", "2024-03-05 0:30 PM", dt.datetime(2024, 3, 5, 12, 30, tzinfo=dt.UTC)),
+    ("yyyy-MM-dd h:mm a", "2024-03-05 12:30 AM", dt.datetime(2024, 3, 5, 0, 30, tzinfo=dt.UTC)),
+    ("yyyy-MM-dd kk", "2024-03-05 24", dt.datetime(2024, 3, 5, 0, tzinfo=dt.UTC)),
     ("yy-MM-dd", "99-01-02", dt.datetime(1999, 1, 2, tzinfo=dt.UTC)),
     ("yyyy-MM-dd", "2024-3-5T10:00", dt.datetime(2024, 3, 5, tzinfo=dt.UTC)),  # a prefix
 ])

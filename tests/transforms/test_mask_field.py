@@ -89,3 +89,13 @@ def test_fields_are_required():
         "transforms": "m",
         "transforms.m.type": "omconnect.transforms.mask_field:MaskFieldValue"})
     assert list(errors) == ["transforms.m.fields"]
+
+
+def test_decimal_replacement_takes_the_field_scale(configured, sink_record, wide):
+    schema, value = wide
+    out = configured(MaskFieldValue, {"fields": "dec", "replacement": "1.5"}).apply(
+        sink_record(value, schema))
+    assert str(out.value["dec"]) == "1.50"
+    too_precise = configured(MaskFieldValue, {"fields": "dec", "replacement": "1.555"})
+    with pytest.raises(DataError, match="more than the field's 2 decimal places"):
+        too_precise.apply(sink_record(value, schema))
