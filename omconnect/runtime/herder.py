@@ -542,7 +542,8 @@ class StandaloneHerder:
                 items = tuple(self._sink_offsets(entry).read())
             return ConnectorOffsets(name=name, type=entry.kind, offsets=items)
 
-    def alter_offsets(self, name: str, offsets: Sequence[Mapping[str, Any]]) -> None:
+    def alter_offsets(self, name: str, offsets: Sequence[Mapping[str, Any]],
+                      *, force: bool = False) -> None:
         """Set some offsets of a stopped connector (Kafka Connect's ``PATCH .../offsets``).
 
         Args:
@@ -550,25 +551,28 @@ class StandaloneHerder:
             offsets: ``{"partition": {...}, "offset": {...} | None}`` entries; ``None``
                 resets that partition. For sinks, ``{"kafka_topic": t,
                 "kafka_partition": p}`` and ``{"kafka_offset": n}``.
+            force: On a herder that is only opened (an offline tool), allow it although
+                the connector's target state is not STOPPED: the caller asserts that no
+                worker runs the connector.
 
         Raises:
             ConnectorNotFoundError: No such connector.
-            ConnectorStateError: The connector is not stopped.
+            ConnectorStateError: The connector is not stopped (Kafka Connect's rule).
             ConfigError: An entry is malformed (naming it).
 
         """
         with self._lock:
             entry = self._entry(name)
-            self._require_stopped(entry)
+            self._require_stopped(entry, force)
             assert self._worker is not None
             if entry.kind == "source":
                 self._worker.offset_store(name).write(_source_offsets(offsets))
             else:
                 self._sink_offsets(entry).alter(offsets)
 
-    def reset_offsets(self, name: str) -> None:
+    def reset_offsets(self, name: str, *, force: bool = False) -> None:
         """Forget every offset of a stopped connector: a source starts from scratch, a
-        sink from the earliest message kept.
+        sink from the earliest message kept. ``force`` as for :meth:`alter_offsets`.
 
         Raises:
             ConnectorNotFoundError: No such connector.
@@ -577,7 +581,7 @@ class StandaloneHerder:
         """
         with self._lock:
             entry = self._entry(name)
-            self._require_stopped(entry)
+            self._require_stopped(entry, force)
             assert self._worker is not None
             if entry.kind == "source":
                 self._worker.offset_store(name).reset()
@@ -607,11 +611,15 @@ class StandaloneHerder:
             raise ConnectorStateError(f"connector {entry.name!r} is stopped; resume it",
                                       connector=entry.name)
 
-    def _require_stopped(self, entry: _Entry) -> None:
-        if entry.target is not State.STOPPED and self._running:
-            raise ConnectorStateError(
-                f"offsets of connector {entry.name!r} can be changed only while it is "
-                f"stopped (it is {entry.target.value}); stop it first", connector=entry.name)
+    def _require_stopped(self, entry: _Entry, force: bool) -> None:
+        if entry.target is State.STOPPED or (force and not self._running):
+            return
+        hint = "" if self._running else (
+            "; or, when no worker runs it (e.g. after a crash), pass force=True")
+        raise ConnectorStateError(
+            f"offsets of connector {entry.name!r} can be changed only while it is stopped "
+            f"(its target state is {entry.target.value}); stop it first{hint}",
+            connector=entry.name)
 
     def _set_target(self, entry: _Entry, target: State) -> None:
         assert self._configs is not None

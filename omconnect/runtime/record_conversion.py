@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import partial
+from itertools import repeat
+from operator import attrgetter
 from typing import Any
 
 import attrs
@@ -39,6 +41,11 @@ __all__ = [
 
 _ROLES = ("key.converter", "value.converter", "header.converter")
 _NO_KEY = (None, None)
+_KEY_ITEM = attrgetter("key_schema", "key")
+_VALUE_ITEM = attrgetter("value_schema", "value")
+_HEADERS = attrgetter("headers")
+_TIMESTAMP = attrgetter("timestamp")
+_PARTITION = attrgetter("partition")
 _NULL = SchemaAndValue(None, None)
 
 
@@ -179,25 +186,27 @@ class SourceRecordSerializer:
 
         """
         out: list[Message] = []
-        append = out.append
         key_batch = self._key.from_connect_batch
         value_batch = self._value.from_connect_batch
         empty = Headers.EMPTY
         for topic, start, end in _topic_runs(records):
             run = records[start:end] if (start, end) != (0, len(records)) else records
-            key_items = [(r.key_schema, r.key) for r in run]
+            n = len(run)
+            key_items = list(map(_KEY_ITEM, run))
             # A null key without a schema is None bytes for every converter: skip the calls.
-            if key_items.count(_NO_KEY) == len(key_items):
-                keys: list[bytes | None] = [None] * len(key_items)
+            if key_items.count(_NO_KEY) == n:
+                keys: Sequence[bytes | None] = repeat(None, n)  # type: ignore[assignment]
             else:
                 keys = key_batch(topic, key_items)
-            values = value_batch(topic, [(r.value_schema, r.value) for r in run])
-            for r, k, v in zip(run, keys, values, strict=True):
-                headers = r.headers
-                append(Message(topic, k, v,
-                               () if headers is empty or not headers
-                               else self._headers(topic, headers),
-                               r.timestamp, r.partition))
+            values = value_batch(topic, list(map(_VALUE_ITEM, run)))
+            headers = list(map(_HEADERS, run))
+            if headers.count(empty) == n:
+                wire: Sequence[WireHeaders] = repeat((), n)  # type: ignore[assignment]
+            else:
+                wire = [() if h is empty or not h else self._headers(topic, h)
+                        for h in headers]
+            out.extend(map(Message, repeat(topic, n), keys, values, wire,
+                           map(_TIMESTAMP, run), map(_PARTITION, run)))
         return out
 
     def serialize_one(self, record: SourceRecord) -> Message:

@@ -222,6 +222,10 @@ class WorkerConfig:
                         options, prefix=f"{transport_name}.").items():
                     if problems:
                         errors.setdefault(key, []).extend(problems)
+        from omconnect.runtime.record_conversion import converter_config_errors
+
+        for key, problems in converter_config_errors({}, raw).items():
+            errors.setdefault(key, []).extend(problems)
         if any(errors.values()):
             raise ConfigError.from_errors(errors, what="worker configuration")
         assert transport_class is not None

@@ -149,3 +149,15 @@ def test_plugins_are_listed_with_versions():
     assert all(p.version for p in plugins if p.problem is None)
     with pytest.raises(ValueError, match="known"):
         StandaloneHerder.plugins(["nope"])
+
+
+def test_worker_converters_are_checked_and_kafka_connect_class_names_resolve():
+    with pytest.raises(ConfigError) as caught:
+        WorkerConfig.parse({"transport": "memory", "value.converter": "jsn"})
+    assert "value.converter" in caught.value.errors
+    config = WorkerConfig.parse({
+        "transport": "memory",
+        "key.converter": "org.apache.kafka.connect.storage.StringConverter",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false"})
+    assert config["value.converter.schemas.enable"] == "false"

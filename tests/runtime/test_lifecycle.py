@@ -193,11 +193,20 @@ def test_an_offline_herder_reads_configs_and_offsets_without_running_anything(tm
     try:
         assert offline.connectors() == ["counting"]
         assert offline.offsets("counting").offsets[0]["offset"] == {"position": 40}
-        offline.reset_offsets("counting")
+        with pytest.raises(ConnectorStateError, match="force"):
+            offline.reset_offsets("counting")  # its target state is RUNNING
+        offline.reset_offsets("counting", force=True)
         assert offline.offsets("counting").offsets == ()
+        offline.stop_connector("counting")
+        offline.alter_offsets("counting", [{"partition": {"stream": 0},
+                                            "offset": {"position": 5}}])
         assert offline.connector_status("counting").connector.worker_id
     finally:
         offline.stop()
+    with StandaloneHerder(config) as herder:
+        assert herder.connector_status("counting").connector.state is State.STOPPED
+        herder.resume_connector("counting")
+        eventually(lambda: STATE["counting"]["resumed_at"][-1:] == [{0: 5}])
 
 
 def test_put_config_restarts_with_the_new_config(herder):
