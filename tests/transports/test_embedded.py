@@ -434,3 +434,23 @@ def test_every_option_is_documented() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "transports" / "embedded.md").read_text()
     for key in EmbeddedTransport.config_def:
         assert f"`embedded.{key.name}`" in doc, f"embedded.{key.name} is not documented"
+
+
+def test_sending_from_an_acknowledgement_callback_does_not_deadlock(open_transport: Any
+                                                                    ) -> None:
+    transport = open_transport(**{"max.pending.records": 1})  # every send is back-pressured
+    producer = transport.producer()
+    follow_ups: list[Any] = []
+
+    def send_more(_: Any) -> None:
+        if len(follow_ups) < 5:
+            follow_ups.append(producer.send([Message("cb", None, b"follow-up")]))
+
+    for _ in range(5):
+        producer.send([Message("cb", None, b"first")]).add_done_callback(send_more)
+    producer.flush(10)
+    for future in follow_ups:
+        future.result(timeout=10)
+    consumer = transport.consumer(None)
+    consumer.assign([TopicPartition("cb", 0)])
+    assert len(drain(consumer, 10)) == 10

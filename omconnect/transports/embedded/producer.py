@@ -108,7 +108,10 @@ class LogWriter:
         """
         pending = _Pending(messages, time.time_ns() // 1_000_000)
         with self._cond:
-            if self._pending_records and self._pending_records + len(messages) > self._max_pending:
+            # A send from an acknowledgement callback runs on the writer thread itself,
+            # which must never wait for its own progress.
+            if (self._pending_records and threading.current_thread() is not self._thread
+                    and self._pending_records + len(messages) > self._max_pending):
                 waited = self._cond.wait_for(
                     lambda: self._closing or self._pending_records + len(messages)
                     <= self._max_pending or not self._pending_records,
