@@ -168,6 +168,7 @@ class JsonConverter(Converter, HeaderConverter):
         self._cache_size = 1000
         self._writers: SchemaCache[_Writer] = SchemaCache(self._cache_size)
         self._readers: OrderedDict[str, _Reader] = OrderedDict()
+        # The envelope head ({"schema":S,"payload":) last read, and S's reader.
         self._last_reader: tuple[str, _Reader] | None = None
         self._fixed_reader: _Reader | None = None
 
@@ -247,6 +248,12 @@ class JsonConverter(Converter, HeaderConverter):
             writer = self._compile_writer(schema)
         if value is not None:
             check_value(schema, value)
+        elif not schema.optional and schema.default is None:
+            raise DataError(
+                f"null value with the required schema {schema}: Kafka Connect's JSON has no "
+                "form for it. For a tombstone (a delete), give the record no schema; "
+                "otherwise make the schema optional or give it a default"
+            )
         payload_json = writer.encode(value)
         text = dumps_exact(payload_json) if writer.exact else _dumps(payload_json)
         return writer.head + text + writer.tail
@@ -290,8 +297,27 @@ class JsonConverter(Converter, HeaderConverter):
 
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
         """:meth:`to_connect` for each item, in order."""
-        to_connect = self.to_connect
-        return [to_connect(topic, item) for item in data]
+        if self._fixed_reader is not None or not self._schemas_enabled:
+            return [self.to_connect(topic, item) for item in data]
+        read_fast = self._read_envelope_fast
+        out: list[SchemaAndValue] = []
+        append = out.append
+        try:
+            for item in data:
+                if type(item) is bytes and item.startswith(b'{"schema":'):
+                    try:
+                        text = item.decode("utf-8")
+                    except UnicodeDecodeError:
+                        text = ""
+                    result = read_fast(text) if text else None
+                    if result is not None:
+                        append(result)
+                        continue
+                append(self.to_connect(topic, item))
+        except DataError as exc:
+            exc.context.setdefault("topic", topic)
+            raise
+        return out
 
     def _from_text(self, text: str) -> SchemaAndValue:
         if self._fixed_reader is not None:
@@ -315,25 +341,26 @@ class JsonConverter(Converter, HeaderConverter):
 
     def _read_envelope_fast(self, text: str) -> SchemaAndValue | None:
         """Read ``{"schema":S,"payload":P}`` as written by Kafka Connect or us, without
-        parsing S again when it was seen before. ``None``: not in that exact layout.
+        parsing S again when it is the schema of the previous message (one prefix
+        comparison of the whole head ``{"schema":S,"payload":``). ``None``: not in
+        that exact layout (the caller then parses the whole text).
         """
-        start = len(_ENVELOPE_START)
         last = self._last_reader
-        if last is not None and text.startswith(last[0], start):
-            key, reader = last
-            end = start + len(key)
+        if last is not None and text.startswith(last[0]):
+            head, reader = last
+            start = len(head)
         else:
             try:
-                schema_obj, end = _FLOAT_DECODER.raw_decode(text, start)
+                schema_obj, end = _FLOAT_DECODER.raw_decode(text, len(_ENVELOPE_START))
             except json.JSONDecodeError:
                 return None
-            key = text[start:end]
-            reader = self._reader_for(key, schema_obj)
-            self._last_reader = (key, reader)
-        if not text.startswith(_PAYLOAD_KEY, end):
-            return None
+            if not text.startswith(_PAYLOAD_KEY, end):
+                return None
+            start = end + len(_PAYLOAD_KEY)
+            reader = self._reader_for(text[len(_ENVELOPE_START):end], schema_obj)
+            self._last_reader = (text[:start], reader)
         try:
-            payload, end = reader.parser.raw_decode(text, end + len(_PAYLOAD_KEY))
+            payload, end = reader.parser.raw_decode(text, start)
         except json.JSONDecodeError:
             return None
         if text[end:] != "}" and text[end:].strip() != "}":
