@@ -93,6 +93,8 @@ class CountingTask(SourceTask):
         self.limit = int(config.get("records", -1))
         self.poison_at = int(config.get("poison.at", -1))
         self.big_at = int(config.get("big.at", -1))
+        self.hang_when_done = str(config.get("hang.when.done", "false")) == "true"
+        self.retriable_failures = int(config.get("retriable.failures", 0))
         number, tasks = int(config["task.number"]), int(config.get("tasks.max", 1))
         self.streams = [s for s in range(int(config.get("streams", 1))) if s % tasks == number]
         self.partitions = {s: {"stream": s} for s in self.streams}
@@ -105,6 +107,9 @@ class CountingTask(SourceTask):
         self.stopped = threading.Event()
 
     def poll(self) -> list[SourceRecord] | None:
+        if self.retriable_failures > 0:
+            self.retriable_failures -= 1
+            raise RetriableError("the source is busy")
         records = []
         for s in self.streams:
             start = self.positions[s]
@@ -121,6 +126,8 @@ class CountingTask(SourceTask):
                     source_partition=self.partitions[s], source_offset={"position": n + 1}))
             self.positions[s] = end
         if not records:
+            if self.hang_when_done:
+                RELEASE_BLOCKED.wait(60)  # ignores stop(): the runner must abandon it
             self.stopped.wait(0.02)
             return None
         return records
@@ -142,7 +149,18 @@ class CountingSource(_Connector, SourceConnector):
               .define("records", ConfigType.INT, -1, documentation="Records per stream.")
               .define("batch", ConfigType.INT, 50, documentation="Records per poll per stream.")
               .define("poison.at", ConfigType.INT, -1, documentation="Poison position.")
-              .define("big.at", ConfigType.INT, -1, documentation="Oversized position."))
+              .define("big.at", ConfigType.INT, -1, documentation="Oversized position.")
+              .define("hang.when.done", ConfigType.STRING, "false",
+                      documentation="Block in poll, ignoring stop(), once done.")
+              .define("retriable.failures", ConfigType.INT, 0,
+                      documentation="Polls that raise RetriableError first.")
+              .define("fail.start", ConfigType.STRING, "false",
+                      documentation="The connector's start() raises."))
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        super().start(config)
+        if str(config.get("fail.start")) == "true":
+            raise ConnectError("cannot reach the source system")
 
     def task_class(self) -> type[SourceTask]:
         return CountingTask
@@ -238,6 +256,7 @@ class ListTask(SinkTask):
         self.retriable_failures = int(config.get("retriable.failures", 0))
         self.report_values = set(_list(config.get("report.values")))
         self.seek_to = int(config.get("seek.to", -1))
+        self.commit_lag = int(config.get("commit.lag", 0))
         self.fail_values = set(_list(config.get("fail.values")))
         STATE[self.name]["task_starts"].append(time.monotonic())
 
@@ -268,7 +287,7 @@ class ListTask(SinkTask):
 
     def pre_commit(self, offsets: Mapping[Any, int]) -> Mapping[Any, int]:
         STATE[self.name]["pre_commits"].append(dict(offsets))
-        return offsets
+        return {tp: max(0, offset - self.commit_lag) for tp, offset in offsets.items()}
 
     def stop(self) -> None:
         pass
@@ -279,7 +298,9 @@ class ListSink(_Connector, SinkConnector):
               .define("retriable.failures", ConfigType.INT, 0, documentation="Busy puts.")
               .define("report.values", ConfigType.LIST, [], documentation="Reported values.")
               .define("fail.values", ConfigType.LIST, [], documentation="Fatal values.")
-              .define("seek.to", ConfigType.INT, -1, documentation="Offset set in open()."))
+              .define("seek.to", ConfigType.INT, -1, documentation="Offset set in open().")
+              .define("commit.lag", ConfigType.INT, 0,
+                      documentation="pre_commit() keeps this many records uncommitted."))
 
     def task_class(self) -> type[SinkTask]:
         return ListTask

@@ -219,3 +219,47 @@ def test_put_config_restarts_with_the_new_config(herder):
     assert len(STATE["counting"]["connector_starts"]) == 2
     patched = herder.patch_connector_config("counting", {"tasks.max": None})
     assert patched.tasks == (0,) and "tasks.max" not in patched.config
+
+
+def test_an_abandoned_task_still_gets_its_safe_offsets_committed(worker_config):
+    config = dict(worker_config, **{"task.shutdown.graceful.timeout.ms": 300,
+                                    "offset.flush.interval.ms": 60_000})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(source_config(records=100, batch=25, hang_when_done="true"))
+        eventually(lambda: herder.metrics() and herder.metrics()[0].acknowledged == 100)
+        assert herder.offsets("counting").offsets == ()  # no periodic flush yet
+        started = time.monotonic()
+        herder.stop_connector("counting")
+        assert time.monotonic() - started < 0.3 + 1.0
+        assert herder.offsets("counting").offsets[0]["offset"] == {"position": 100}
+    RELEASE_BLOCKED.set()
+
+
+def test_a_connector_that_fails_to_start_is_failed_with_its_trace(herder):
+    herder.create_connector(source_config(fail_start="true"))
+    status = herder.connector_status("counting")
+    assert status.connector.state is State.FAILED
+    assert "cannot reach the source system" in status.connector.trace
+    assert status.tasks == ()
+    herder.patch_connector_config("counting", {"fail.start": "false", "records": 5})
+    assert herder.connector_status("counting").connector.state is State.RUNNING
+    eventually(lambda: herder.offsets("counting").offsets)
+
+
+def test_restart_policy_also_restarts_a_failed_connector(herder):
+    herder.create_connector(source_config(fail_start="true", **{
+        "restart.policy": "on-failure", "restart.backoff.initial.ms": 50,
+        "restart.max.attempts": 2}))
+    eventually(lambda: len(STATE["counting"]["connector_starts"]) == 3)
+    time.sleep(0.4)
+    assert len(STATE["counting"]["connector_starts"]) == 3
+    assert herder.connector_status("counting").connector.state is State.FAILED
+
+
+def test_restart_with_tasks_restarts_everything(herder):
+    herder.create_connector(source_config(batch=10))
+    eventually(lambda: herder.metrics())
+    status = herder.restart_connector("counting", include_tasks=True)
+    assert status.connector.state is State.RUNNING
+    assert len(STATE["counting"]["connector_starts"]) == 2
+    eventually(lambda: len(STATE["counting"]["resumed_at"]) == 2)

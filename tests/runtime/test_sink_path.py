@@ -81,3 +81,13 @@ def test_request_task_reconfiguration_restarts_tasks_with_new_configs(herder):
     eventually(lambda: len(herder.metrics()) == 2, what="a second task")
     assert len(herder.task_configs("counting")) == 2
     assert len(STATE["counting"]["connector_starts"]) == 1
+
+
+def test_only_what_pre_commit_returns_is_committed(herder, worker_config):
+    _produce(worker_config, "in", [_json(f"v{n}") for n in range(10)])
+    herder.create_connector(sink_config(commit_lag=4))
+    eventually(lambda: herder.offsets("listing").offsets
+               and herder.offsets("listing").offsets[0]["offset"] == {"kafka_offset": 6})
+    assert len(STATE["listing"]["records"]) == 10
+    assert STATE["listing"]["pre_commits"][-1] == {
+        next(iter(STATE["listing"]["pre_commits"][-1])): 10}

@@ -162,3 +162,12 @@ def test_each_source_partition_resumes_from_its_own_offset(herder, streams):
     herder.resume_connector("counting")
     eventually(lambda: len(STATE["counting"]["resumed_at"]) == 2)
     assert STATE["counting"]["resumed_at"][-1] == {0: 80, 1: 7, 2: 80}
+
+
+def test_a_retriable_poll_error_is_retried(herder):
+    herder.create_connector(source_config(records=30, batch=10, retriable_failures=2,
+                                          errors_retry_delay_max_ms=20))
+    eventually(lambda: herder.offsets("counting").offsets
+               and herder.offsets("counting").offsets[0]["offset"] == {"position": 30})
+    assert herder.connector_status("counting").tasks[0].state is State.RUNNING
+    assert herder.metrics()[0].retries == 2
