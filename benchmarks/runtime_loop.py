@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import os
 import pstats
 import tempfile
 import threading
@@ -38,26 +39,33 @@ class _Base:
     CONFIG: ClassVar[ConfigDef] = ConfigDef().define("records", ConfigType.INT, 0)
 
     def version(self) -> str:
+        """See the SPI."""
         return "1"
 
     def config_def(self) -> ConfigDef:
         return self.CONFIG
 
     def start(self, config: Mapping[str, Any]) -> None:
+        """See the SPI."""
         self.config = dict(config)
 
     def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
         return [dict(self.config)]
 
     def stop(self) -> None:
+        """See the SPI."""
         pass
 
 
 class ReadySourceTask(SourceTask):
+    """Returns the same ready-made batch until ``records`` were returned."""
+
     def version(self) -> str:
+        """See the SPI."""
         return "1"
 
     def start(self, config: Mapping[str, Any]) -> None:
+        """See the SPI."""
         self.left = int(config["records"])
         partition = {"stream": 0}
         payload = "x" * 100
@@ -66,6 +74,7 @@ class ReadySourceTask(SourceTask):
                       for n in range(BATCH)]
 
     def poll(self) -> Sequence[SourceRecord] | None:
+        """See the SPI."""
         if self.left <= 0:
             time.sleep(0.01)
             return None
@@ -73,32 +82,45 @@ class ReadySourceTask(SourceTask):
         return self.batch
 
     def stop(self) -> None:
+        """See the SPI."""
         pass
 
 
 class ReadySource(_Base, SourceConnector):
+    """The connector of :class:`ReadySourceTask`."""
+
     def task_class(self) -> type[SourceTask]:
+        """See the SPI."""
         return ReadySourceTask
 
 
 class NullSinkTask(SinkTask):
+    """Counts records and drops them."""
+
     def version(self) -> str:
+        """See the SPI."""
         return "1"
 
     def start(self, config: Mapping[str, Any]) -> None:
+        """See the SPI."""
         pass
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        """See the SPI."""
         TOTAL["records"] += len(records)
         if TOTAL["records"] >= TOTAL["target"]:
             DONE.set()
 
     def stop(self) -> None:
+        """See the SPI."""
         pass
 
 
 class NullSink(_Base, SinkConnector):
+    """The connector of :class:`NullSinkTask`."""
+
     def task_class(self) -> type[SinkTask]:
+        """See the SPI."""
         return NullSinkTask
 
 
@@ -134,7 +156,7 @@ def run_runtime(records: int, transport: str, converter: str, workdir: str,
     if profiles is not None:
         for kind, profiler in profiles.items():
             print(f"--- {kind} task thread ---")
-            pstats.Stats(profiler).sort_stats("tottime").print_stats(18)
+            pstats.Stats(profiler).sort_stats(os.environ.get("SORT", "tottime")).print_stats(25)
     return source, sink
 
 
