@@ -141,3 +141,20 @@ def test_a_fatal_put_error_fails_the_task_and_the_batch_is_not_committed(herder,
     eventually(lambda: herder.connector_status("listing").tasks[0].state is State.FAILED)
     assert "cannot write 'boom'" in herder.connector_status("listing").tasks[0].trace
     assert herder.offsets("listing").offsets == ()
+
+
+def test_errors_log_includes_the_record_only_when_asked(herder, caplog):
+    import logging
+
+    with caplog.at_level(logging.ERROR, logger="omconnect.runtime.retry_with_tolerance"):
+        herder.create_connector(source_config(
+            "quiet", records=60, batch=60, poison_at=5, errors_tolerance="all",
+            errors_log_enable="true"))
+        herder.create_connector(source_config(
+            "loud", records=60, batch=60, poison_at=5, errors_tolerance="all",
+            errors_log_enable="true", errors_log_include_messages="true"))
+        eventually(lambda: sum("tolerated" in r.getMessage() for r in caplog.records) == 2)
+    quiet, loud = sorted((r.getMessage() for r in caplog.records if "tolerated" in r.getMessage()),
+                         key=lambda m: "'loud'" in m)
+    assert "VALUE_CONVERTER" in quiet and "value=12345" not in quiet
+    assert "value=12345" in loud and "key='s0'" in loud
