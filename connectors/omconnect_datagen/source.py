@@ -239,16 +239,22 @@ class DatagenTask(SourceTask):
         key_schema = self._quickstart.key_schema
         value_schema = self._quickstart.value_schema
         partition = self._partition
-        keys = block.keys
-        values = block.values
-        times = block.timestamps
-        records.extend([
-            SourceRecord(topic=topic, key_schema=key_schema, key=keys[j],
-                         value_schema=value_schema, value=values[j],
-                         timestamp=times[j] if times is not None else None,
-                         source_partition=partition,
-                         source_offset={"sequence": made + n + 1})
-            for n, j in enumerate(range(i, i + count))])
+        values = block.values[i:i + count]
+        sequences = range(made + 1, made + count + 1)
+        if key_schema is None and block.timestamps is None:  # payload: the cheapest record
+            records.extend([
+                SourceRecord(topic=topic, value_schema=value_schema, value=value,
+                             source_partition=partition, source_offset={"sequence": n})
+                for value, n in zip(values, sequences, strict=True)])
+        else:
+            times = block.timestamps[i:i + count] if block.timestamps is not None \
+                else [None] * count
+            records.extend([
+                SourceRecord(topic=topic, key_schema=key_schema, key=key,
+                             value_schema=value_schema, value=value, timestamp=timestamp,
+                             source_partition=partition, source_offset={"sequence": n})
+                for key, value, timestamp, n in zip(block.keys[i:i + count], values, times,
+                                                    sequences, strict=True)])
         self._made = made + count
 
     def stop(self) -> None:

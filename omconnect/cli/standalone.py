@@ -111,6 +111,7 @@ def run(args: argparse.Namespace) -> int:
                       write=display.write_log if display is not None else None)
     try:
         try:
+            start_rest = _rest_starter() if args.rest_port is not None else None
             herder, names = _prepare(args.worker_config, args.connector_configs)
         except ConfigError as exc:
             print(f"omconnect standalone: {exc}", file=sys.stderr)
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
         except ConnectError as exc:
             print(f"omconnect standalone: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        return _Runner(herder, names, args, display).run()
+        return _Runner(herder, names, args, display, start_rest).run()
     finally:
         remove_cli_logging()
 
@@ -180,8 +181,10 @@ class _Runner:
     """Runs the herder until a signal or idleness, showing progress."""
 
     def __init__(self, herder: StandaloneHerder, names: list[str],
-                 args: argparse.Namespace, display: LiveDisplay | None) -> None:
+                 args: argparse.Namespace, display: LiveDisplay | None,
+                 start_rest: Callable[..., Any] | None) -> None:
         self.herder = herder
+        self.start_rest = start_rest
         self.names = names
         self.args = args
         self.display = display
@@ -199,9 +202,11 @@ class _Runner:
                 _log.info("also running connector %r, stored by an earlier run (e.g. created "
                           "through the REST API)", name)
             self.herder.start()
-            if self.args.rest_port is not None:
-                self.rest = _start_rest(self.herder, self.args.rest_host,
-                                        self.args.rest_port)
+            if self.start_rest is not None:
+                self.rest = self.start_rest(self.herder, host=self.args.rest_host,
+                                            port=self.args.rest_port)
+                _log.info("REST API listening on http://%s:%s", self.args.rest_host,
+                          getattr(self.rest, "port", self.args.rest_port))
             failed = self._loop()
         except ConnectError as exc:
             _log.error("the worker cannot run: %s", exc)
@@ -301,30 +306,28 @@ def _log_progress(progress: list[TaskProgress], message: str) -> None:
                                   "task": item.task})
 
 
-def _start_rest(herder: StandaloneHerder, host: str, port: int) -> Any:
-    """Start the REST API (``omconnect.rest.start_server``) beside the worker.
+def _rest_starter() -> Callable[..., Any]:
+    """``omconnect.rest.start_server(herder, host=, port=)``, which serves the REST API
+    beside the worker and returns an object with ``stop()`` (and ``port``).
 
     Raises:
-        ConnectError: The REST API is not available in this installation.
+        ConfigError: The REST API is not available in this installation (nothing started).
 
     """
     try:
         rest = importlib.import_module("omconnect.rest")
     except MissingExtraError as exc:
-        raise ConnectError(f"--rest-port: {exc}") from exc
+        raise ConfigError(f"--rest-port: {exc}") from exc
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("omconnect.rest"):
-            raise ConnectError(
+            raise ConfigError(
                 "--rest-port: the REST API (module omconnect.rest) is not part of this "
                 "installation; run without --rest-port, or install a version of omconnect "
                 "that ships it") from exc
-        raise ConnectError(f"--rest-port: the REST API needs {exc.name!r}, which is not "
-                           "installed; pip install 'omconnect[rest]'") from exc
-    start_server = getattr(rest, "start_server", None)
+        raise ConfigError(f"--rest-port: the REST API needs {exc.name!r}, which is not "
+                          "installed; pip install 'omconnect[rest]'") from exc
+    start_server: Callable[..., Any] | None = getattr(rest, "start_server", None)
     if start_server is None:
-        raise ConnectError("--rest-port: omconnect.rest has no start_server(herder, host=, "
-                           "port=); this version's REST API cannot be started from the CLI")
-    server = start_server(herder, host=host, port=port)
-    _log.info("REST API listening on http://%s:%s", host,
-              getattr(server, "port", port))
-    return server
+        raise ConfigError("--rest-port: omconnect.rest has no start_server(herder, host=, "
+                          "port=); this version's REST API cannot be started from the CLI")
+    return start_server

@@ -34,7 +34,8 @@ def test_validate_prints_each_bad_key_and_exits_one(tmp_path, capsys):
 
 
 def test_validate_against_a_worker_checks_the_transport(tmp_path, capsys):
-    worker = _props(tmp_path / "w.properties", transport="memory")
+    worker = _props(tmp_path / "w.properties", transport="memory",
+                    **{"memory.namespace": tmp_path})
     config = _props(tmp_path / "c.yaml", x="1")
     (tmp_path / "c.yaml").write_text(
         "name: out\nconnector.class: FileStreamSink\ntopics: [a, b]\nfile: o.txt\n")
@@ -91,9 +92,11 @@ def test_rest_port_without_a_rest_api_says_so(tmp_path, capsys, monkeypatch):
 
     if importlib.util.find_spec("omconnect.rest") is not None:
         pytest.skip("omconnect.rest is installed: the REST tests cover --rest-port")
-    worker = _props(tmp_path / "w.properties", transport="memory")
-    assert main(["standalone", worker, "--rest-port", "0", "--stop-when-idle", "1"]) == 1
-    assert "REST API" in capsys.readouterr().err
+    worker = _props(tmp_path / "w.properties", transport="memory",
+                    **{"memory.namespace": tmp_path})
+    assert main(["standalone", worker, "--rest-port", "0", "--stop-when-idle", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "REST API" in err and "Nothing was started" in err
 
 
 def test_every_subcommand_is_in_the_help():

@@ -27,6 +27,8 @@ def pipeline_files(workdir: Path, *, transport: str = "embedded",
               **(extra_worker or {})}
     if transport == "embedded":
         worker["embedded.path"] = workdir / "data"
+    elif transport == "memory":  # memory transports of one process share a namespace
+        worker["memory.namespace"] = workdir
     return [
         str(write_properties(workdir / "worker.properties", worker)),
         str(write_properties(workdir / "source.properties", {
