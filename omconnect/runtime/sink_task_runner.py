@@ -116,6 +116,8 @@ class SinkTaskRunner(TaskRunner):
 
     """
 
+    STOP_FROM_CALLER = False  # SinkTask.stop() comes last, on the task thread
+
     kind = "sink"
 
     def __init__(self, setup: TaskSetup, task: SinkTask, *, paused: bool = False) -> None:

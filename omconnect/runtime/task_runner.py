@@ -146,14 +146,21 @@ class TaskRunner(abc.ABC):
             self.state = State.RUNNING
         self._wake()
 
+    STOP_FROM_CALLER: bool = True
+    """Whether :meth:`stop` calls the task's ``stop()`` from the stopping thread (sources:
+    it must end a blocking ``poll``) or leaves it to the task thread, after the final
+    commit and ``close`` (sinks, as the SinkTask contract says)."""
+
     def stop(self) -> None:
-        """Ask the task to stop (returns at once; see :meth:`join`). Calls the task's
-        ``stop()`` from this thread so a blocked ``poll``/``put`` returns.
+        """Ask the task to stop (returns at once; see :meth:`join`). For source tasks the
+        task's ``stop()`` is called from this thread so a blocked ``poll`` returns; sink
+        tasks are stopped last, on their own thread.
         """
         if self._stop_deadline is None:
             self._stop_deadline = time.monotonic() + self._graceful_s
         self.stopping.set()
-        if self._task_started:  # else the task thread calls stop() after start() returns
+        # Before start() returned, the task thread calls stop() itself afterwards.
+        if self._task_started and self.STOP_FROM_CALLER:
             self._stop_task()
         self._wake()
 

@@ -267,6 +267,7 @@ class ListTask(SinkTask):
 
     def close(self, partitions: frozenset[Any]) -> None:
         STATE[self.name]["closed"].append(sorted(partitions))
+        STATE[self.name]["calls"].append(("close", threading.current_thread().name))
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         state = STATE[self.name]
@@ -287,10 +288,11 @@ class ListTask(SinkTask):
 
     def pre_commit(self, offsets: Mapping[Any, int]) -> Mapping[Any, int]:
         STATE[self.name]["pre_commits"].append(dict(offsets))
+        STATE[self.name]["calls"].append(("pre_commit", threading.current_thread().name))
         return {tp: max(0, offset - self.commit_lag) for tp, offset in offsets.items()}
 
     def stop(self) -> None:
-        pass
+        STATE[self.name]["calls"].append(("stop", threading.current_thread().name))
 
 
 class ListSink(_Connector, SinkConnector):

@@ -91,3 +91,18 @@ def test_only_what_pre_commit_returns_is_committed(herder, worker_config):
     assert len(STATE["listing"]["records"]) == 10
     assert STATE["listing"]["pre_commits"][-1] == {
         next(iter(STATE["listing"]["pre_commits"][-1])): 10}
+
+
+def test_sink_stop_comes_last_on_the_task_thread_after_the_final_commit(herder, worker_config):
+    """SinkTask contract: stop() is called last, after the final pre_commit and close, on
+    the task's own thread, so a sink may close its writer in stop() safely."""
+    _produce(worker_config, "in", [_json(f"v{n}") for n in range(5)])
+    herder.create_connector(sink_config())
+    eventually(lambda: len(STATE["listing"]["records"]) == 5)
+    herder.stop_connector("listing")
+    eventually(lambda: any(call == "stop" for call, _ in STATE["listing"]["calls"]))
+    calls = STATE["listing"]["calls"]
+    assert [call for call, _ in calls[-3:]] == ["pre_commit", "close", "stop"]
+    assert len({thread for _, thread in calls[-3:]}) == 1
+    assert STATE["listing"]["pre_commits"][-1] == {
+        tp: 5 for tp in STATE["listing"]["pre_commits"][-1]}
