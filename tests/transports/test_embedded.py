@@ -12,6 +12,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -454,3 +455,67 @@ def test_sending_from_an_acknowledgement_callback_does_not_deadlock(open_transpo
     consumer = transport.consumer(None)
     consumer.assign([TopicPartition("cb", 0)])
     assert len(drain(consumer, 10)) == 10
+
+
+CHURN_MEMBER = """
+    import json, sys
+    from omconnect.records import TopicPartition
+    from omconnect.transports.embedded import EmbeddedTransport
+
+    transport = EmbeddedTransport({"path": sys.argv[1], "session.timeout.ms": 1000,
+                                   "heartbeat.interval.ms": 100})
+    consumer = transport.consumer("churn")
+    consumer.subscribe(["churn"])
+    while True:  # report what was read, then commit it
+        batch = consumer.poll(50, 0.1)
+        if batch:
+            print(json.dumps([m.value.decode() for m in batch]), flush=True)
+            last = {}
+            for m in batch:
+                last[TopicPartition(m.topic, m.partition)] = m.offset + 1
+            consumer.commit(last)
+"""
+
+
+@pytest.mark.slow
+def test_members_killed_at_random_lose_nothing(data: Path, open_transport: Any) -> None:
+    transport = open_transport()
+    transport.admin().create_topics([TopicSpec("churn", 6)])
+    rng = random.Random(11)
+    total = 3000
+    seen: set[str] = set()
+    children = [start_child(CHURN_MEMBER, str(data)) for _ in range(3)]
+    readers: list[Any] = []
+
+    def collect(child: subprocess.Popen[str]) -> None:
+        assert child.stdout is not None
+        for line in child.stdout:
+            seen.update(json.loads(line))
+
+    def watch(child: subprocess.Popen[str]) -> None:
+        reader = threading.Thread(target=collect, args=(child,), daemon=True)
+        reader.start()
+        readers.append(reader)
+
+    for child in children:
+        watch(child)
+    producer = transport.producer()
+    try:
+        for start in range(0, total, 100):
+            producer.send([Message("churn", f"k{i % 30}".encode(), f"{i}".encode())
+                           for i in range(start, start + 100)]).result(10)
+            if start % 600 == 500:  # now and then, SIGKILL a member and start another
+                victim = children.pop(rng.randrange(len(children)))
+                kill(victim)
+                children.append(start_child(CHURN_MEMBER, str(data)))
+                watch(children[-1])
+            time.sleep(0.1)
+        deadline = time.monotonic() + 60
+        while len(seen) < total and time.monotonic() < deadline:
+            time.sleep(0.2)
+    finally:
+        for child in children:
+            kill(child)
+    missing = {f"{i}" for i in range(total)} - seen
+    assert not missing, f"{len(missing)} messages never reached a member, e.g. " \
+                        f"{sorted(missing)[:5]}"
