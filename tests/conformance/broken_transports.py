@@ -7,13 +7,22 @@ meant to catch each defect fails.
 from __future__ import annotations
 
 import itertools
+import socket
 import threading
+import time
 import uuid
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import Any, ClassVar
 
+import attrs
+
+from omconnect.config import ConfigDef, ConfigType
+from omconnect.errors import RetriableTransportError, TransportTimeoutError
 from omconnect.records import RecordMetadata, TopicPartition
+from omconnect.testing.profile import TransportProfile
 from omconnect.transport import Capabilities, Message
 from omconnect.transport.spi import (
     Admin,
@@ -200,3 +209,120 @@ class ForgetfulStore(_Wrapping):
 
     def kv_store(self, namespace: str) -> KeyValueStore:
         return _ForgetfulStore(self.inner.kv_store(f"{namespace}-{uuid.uuid4().hex}"))
+
+
+# -- transports with a pretend broker, for the restart and unreachable cases -------------
+
+_OPEN: weakref.WeakSet[_Wrapping] = weakref.WeakSet()
+
+
+class _PretendBroker(_Wrapping):
+    """A memory transport that claims to be persistent, for the broker-restart case."""
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        super().__init__(config)
+        _OPEN.add(self)
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(self.inner.capabilities, persistent=True)
+
+
+class KeepingBroker(_PretendBroker):
+    """Its "broker" keeps everything across a restart (correct)."""
+
+
+class AmnesiacBroker(_PretendBroker):
+    """Its "broker" loses every message on a restart (broken)."""
+
+
+class RestartBroker:
+    """A BrokerControl for the pretend brokers: an amnesiac one loses its messages."""
+
+    def restart(self) -> None:
+        for transport in list(_OPEN):
+            if isinstance(transport, AmnesiacBroker):
+                admin = transport.inner.admin()
+                topics = admin.list_topics()
+                admin.delete_topics(list(topics))
+                admin.create_topics(list(topics.values()))
+
+
+def pretend_broker_profile(workdir: Path) -> TransportProfile:
+    """The conformance profile of the pretend brokers."""
+    return TransportProfile(config={"namespace": "{tmp}"}, broker=RestartBroker())
+
+
+class _Connecting(_Wrapping):
+    """A memory transport that first connects to ``address`` (a TCP host:port), as a
+    client of a real broker would.
+    """
+
+    config_def = MemoryTransport.config_def.merge(
+        ConfigDef()
+        .define("address", ConfigType.STRING, "", documentation="host:port to connect to.")
+        .define("connect.timeout.ms", ConfigType.INT, 1000, documentation="Connect timeout.")
+    )
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        Transport.__init__(self, config)
+        own = {"address", "connect.timeout.ms"}
+        self.inner = MemoryTransport({k: v for k, v in (config or {}).items() if k not in own})
+
+    def _connect(self) -> None:
+        address = self.config["address"]
+        if not address:
+            return
+        host, _, port = address.rpartition(":")
+        timeout = self.config["connect.timeout.ms"] / 1000
+        try:
+            socket.create_connection((host, int(port)), timeout=timeout).close()
+        except TimeoutError as exc:
+            raise TransportTimeoutError(f"broker {address} did not answer in {timeout} s"
+                                        ) from exc
+        except OSError as exc:
+            raise RetriableTransportError(f"cannot connect to broker {address}: {exc}") from exc
+
+    def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
+        self._connect()
+        return self.inner.producer(options)
+
+    def admin(self) -> Admin:
+        self._connect()
+        return self.inner.admin()
+
+
+class ConnectingTransport(_Connecting):
+    """Fails fast with a TransportError when its broker is unreachable (correct)."""
+
+
+class _Hanging(_ProducerProxy):
+    def send(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
+        return Future()  # never completes: the acknowledgement never comes
+
+
+class HangsWhenUnreachable(_Connecting):
+    """Waits forever for an unreachable broker (broken)."""
+
+    def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
+        if self.config["address"]:
+            return _Hanging(self.inner.producer(options))
+        return self.inner.producer(options)
+
+    def admin(self) -> Admin:
+        if self.config["address"]:
+            time.sleep(3600)
+        return self.inner.admin()
+
+
+def unreachable_profile(workdir: Path) -> TransportProfile:
+    """The conformance profile of the connecting transports: nothing listens on the
+    unreachable address (a port just released).
+    """
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return TransportProfile(config={"namespace": "{tmp}"},
+                            unreachable_config={"address": f"127.0.0.1:{port}",
+                                                "connect.timeout.ms": 1000},
+                            unreachable_timeout=1.0)

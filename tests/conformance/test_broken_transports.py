@@ -24,3 +24,39 @@ def test_breakage_is_caught_by_its_case(pytester: pytest.Pytester, broken: str) 
     failed = {case for case, outcome in seen.items() if outcome == "fail"}
     assert CAUGHT_BY[broken] <= failed, f"{broken} was not caught; failures: {sorted(failed)}"
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_broker_restart_case_passes_when_nothing_is_lost(pytester: pytest.Pytester) -> None:
+    config = pytester.path / "profile.yaml"
+    config.write_text("conformance.profile: broken_transports:pretend_broker_profile\n")
+    _, data = run_suite(pytester, "--omconnect-transport", "broken_transports:KeepingBroker",
+                        "--omconnect-transport-config", str(config), "-k", "broker_restart")
+    assert outcomes(data) == {"test_broker_restart_loses_no_acknowledged_message": "pass"}
+
+
+def test_broker_restart_case_catches_a_broker_that_forgets(pytester: pytest.Pytester) -> None:
+    config = pytester.path / "profile.yaml"
+    config.write_text("conformance.profile: broken_transports:pretend_broker_profile\n")
+    _, data = run_suite(pytester, "--omconnect-transport", "broken_transports:AmnesiacBroker",
+                        "--omconnect-transport-config", str(config), "-k", "broker_restart")
+    assert outcomes(data) == {"test_broker_restart_loses_no_acknowledged_message": "fail"}
+    assert "acknowledged messages were lost" in data["cases"][0]["reason"]
+
+
+def test_unreachable_case_passes_on_a_clear_error(pytester: pytest.Pytester) -> None:
+    config = pytester.path / "profile.yaml"
+    config.write_text("conformance.profile: broken_transports:unreachable_profile\n")
+    _, data = run_suite(pytester, "--omconnect-transport",
+                        "broken_transports:ConnectingTransport",
+                        "--omconnect-transport-config", str(config), "-k", "unreachable")
+    assert outcomes(data) == {"test_unreachable_broker_fails_within_timeout": "pass"}
+
+
+def test_unreachable_case_catches_a_hang(pytester: pytest.Pytester) -> None:
+    config = pytester.path / "profile.yaml"
+    config.write_text("conformance.profile: broken_transports:unreachable_profile\n")
+    _, data = run_suite(pytester, "--omconnect-transport",
+                        "broken_transports:HangsWhenUnreachable",
+                        "--omconnect-transport-config", str(config), "-k", "unreachable")
+    assert outcomes(data) == {"test_unreachable_broker_fails_within_timeout": "fail"}
+    assert "hangs" in data["cases"][0]["reason"]

@@ -73,3 +73,14 @@ class TestMine(TransportConformance):
     assert {c["case"] for c in data["cases"]} >= {"MessagingCases::test_round_trip",
                                                    "KeyValueCases::test_put_get"}
     assert "omconnect conformance: transport memory" in result.stdout.str()
+
+
+def test_embedded_transport_passes_the_suite(pytester: pytest.Pytester) -> None:
+    result, data = run_suite(pytester, "--omconnect-transport", "embedded", timeout=30)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    seen = outcomes(data)
+    assert data["transport"]["capabilities"]["persistent"] is True
+    # Persistent and cross-process: the process-kill and two-process cases ran.
+    assert seen["test_survives_process_restart"] == "pass"
+    assert seen["test_member_killed_hands_over"] == "pass"
+    assert seen["test_concurrent_writers_from_two_processes"] == "pass"

@@ -1,0 +1,69 @@
+"""How a transport profile is resolved from a config file."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from omconnect.errors import ConfigError
+from omconnect.testing.profile import (
+    CommandBrokerControl,
+    TransportFactory,
+    TransportProfile,
+    load_config_file,
+    substitute_tmp,
+)
+from omconnect.transports.memory import MemoryTransport
+
+
+def test_conformance_keys_configure_the_kit_and_the_rest_the_transport(tmp_path: Path) -> None:
+    config = tmp_path / "kit.yaml"
+    config.write_text(
+        "memory.namespace: '{tmp}'\n"
+        "default.partitions: 3\n"
+        "conformance:\n"
+        "  restart.command: 'true'\n"
+        "  unreachable.config.namespace: elsewhere\n"
+        "  unreachable.timeout: 2.5\n")
+    profile = TransportProfile.resolve(MemoryTransport, load_config_file(config), tmp_path)
+    assert profile.config == {"namespace": "{tmp}", "default.partitions": 3}
+    assert profile.broker == CommandBrokerControl(command="true")
+    assert profile.unreachable_config == {"namespace": "elsewhere"}
+    assert profile.unreachable_timeout == 2.5
+
+
+def test_a_failing_restart_command_says_why() -> None:
+    with pytest.raises(RuntimeError, match="exited 3: nope"):
+        CommandBrokerControl(command="echo nope >&2; exit 3").restart()
+
+
+def test_profile_hook_that_cannot_be_imported_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        TransportProfile.resolve(MemoryTransport, {"conformance.profile": "no.such:thing"},
+                                 tmp_path)
+    assert caught.value.context["key"] == "conformance.profile"
+
+
+def test_a_bad_unreachable_timeout_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"conformance\.unreachable\.timeout"):
+        TransportProfile.resolve(MemoryTransport, {"conformance.unreachable.timeout": "soon"},
+                                 tmp_path)
+
+
+def test_embedded_transport_ships_a_profile(tmp_path: Path) -> None:
+    from omconnect.transports.embedded import EmbeddedTransport
+
+    profile = TransportProfile.resolve(EmbeddedTransport, {}, tmp_path)
+    assert "{tmp}" in profile.config["path"]
+
+
+def test_factory_is_picklable_and_reopens_the_same_storage(tmp_path: Path) -> None:
+    factory = TransportFactory.of(MemoryTransport,
+                                  substitute_tmp({"namespace": "{tmp}"}, tmp_path))
+    assert factory.config == {"namespace": str(tmp_path)}
+    clone = pickle.loads(pickle.dumps(factory))
+    first = factory()
+    first.kv_store("s").put("k", b"v")
+    assert clone().kv_store("s").get("k") == b"v"
