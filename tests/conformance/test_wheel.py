@@ -35,9 +35,9 @@ def test_kit_runs_from_an_installed_wheel_outside_the_repository(tmp_path: Path)
         _run(uv, "venv", "--python", sys.executable, venv)
         [wheel] = dist.glob("omconnect-*.whl")
         _run(uv, "pip", "install", "--python", python, wheel, "pytest")
-    else:
-        _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-w", dist, REPO)
+    else:  # no uv: a stdlib venv has pip (ensurepip), which builds the wheel too
         _run(sys.executable, "-m", "venv", venv)
+        _run(python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", dist, REPO)
         [wheel] = dist.glob("omconnect-*.whl")
         _run(python, "-m", "pip", "install", "--quiet", wheel, "pytest")
     report = tmp_path / "report.json"
