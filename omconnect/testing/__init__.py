@@ -7,18 +7,28 @@ Run the transport suite against any installed transport::
 or subclass :class:`TransportConformance` and provide a ``transport_factory`` fixture.
 Connector authors use :class:`ConnectorConformance` (or ``--omconnect-connector``) and
 :class:`ConnectorHarness`. See ``docs/conformance.md``.
+
+The names below are imported on first use: the pytest plugin (``omconnect.testing.plugin``)
+is loaded in every pytest run wherever omconnect is installed, and must not import the
+kit unless it is asked to run.
 """
 
-from omconnect.testing.connector import ConnectorConformance, ConnectorHooks
-from omconnect.testing.harness import ConnectorHarness, DictOffsetStore
-from omconnect.testing.profile import (
-    BrokerControl,
-    CommandBrokerControl,
-    TransportFactory,
-    TransportProfile,
-    UnreachableBroker,
-)
-from omconnect.testing.transport import Kit, TransportConformance
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from omconnect.testing.connector import ConnectorConformance, ConnectorHooks
+    from omconnect.testing.harness import ConnectorHarness, DictOffsetStore
+    from omconnect.testing.profile import (
+        BrokerControl,
+        CommandBrokerControl,
+        TransportFactory,
+        TransportProfile,
+        UnreachableBroker,
+    )
+    from omconnect.testing.transport import Kit, TransportConformance
 
 __all__ = [
     "BrokerControl",
@@ -33,3 +43,24 @@ __all__ = [
     "TransportProfile",
     "UnreachableBroker",
 ]
+
+_HOMES = {
+    "BrokerControl": "profile",
+    "CommandBrokerControl": "profile",
+    "TransportFactory": "profile",
+    "TransportProfile": "profile",
+    "UnreachableBroker": "profile",
+    "ConnectorConformance": "connector",
+    "ConnectorHooks": "connector",
+    "ConnectorHarness": "harness",
+    "DictOffsetStore": "harness",
+    "Kit": "transport",
+    "TransportConformance": "transport",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'omconnect.testing' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"omconnect.testing.{home}"), name)
