@@ -27,12 +27,7 @@ from omconnect.errors import ConfigError, RetriableTransportError, SendError, Tr
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec, Transport
 from omconnect.transports.embedded import EmbeddedTransport
-from omconnect.transports.embedded.codec import (
-    CHUNK_RECORDS,
-    decode_chunk,
-    encode_chunk,
-    split_chunks,
-)
+from omconnect.transports.embedded.codec import CHUNK_RECORDS, decode_chunk, encode_chunks
 
 SOURCE_ROOT = Path(omconnect.__file__).resolve().parent.parent
 
@@ -405,7 +400,8 @@ def test_chunk_codec_round_trips_any_records() -> None:
                             rng.choice([(), (("a", b"1"),), (("a", None), ("é", b""))]))
                     for _ in range(count)]
         stamps = [rng.randint(0, 2**50) for _ in messages]
-        data = encode_chunk(messages, stamps)
+        [(stored, data)] = encode_chunks(messages, stamps)
+        assert stored == count
         first, limit = rng.randint(0, count), rng.randint(1, count + 1)
         decoded = decode_chunk(data, topic="t", partition=2, base_offset=100, first=first,
                                limit=limit)
@@ -414,17 +410,27 @@ def test_chunk_codec_round_trips_any_records() -> None:
         assert decoded == expected[first:first + limit]
 
 
+def counts(messages: list[Message]) -> list[int]:
+    return [count for count, _ in encode_chunks(messages, [0] * len(messages))]
+
+
 def test_chunks_are_cut_by_records_and_bytes() -> None:
-    small = [Message("t", None, b"x")] * (CHUNK_RECORDS + 1)
-    assert split_chunks(small) == [(0, CHUNK_RECORDS), (CHUNK_RECORDS, CHUNK_RECORDS + 1)]
-    large = [Message("t", None, b"x" * 400_000)] * 5
-    assert split_chunks(large) == [(0, 2), (2, 4), (4, 5)]
-    huge = [Message("t", None, b"x" * 3_000_000)] * 2
-    assert split_chunks(huge) == [(0, 1), (1, 2)]
+    assert counts([Message("t", None, b"x")] * (CHUNK_RECORDS + 1)) == [CHUNK_RECORDS, 1]
+    assert counts([Message("t", None, b"x" * 400_000)] * 5) == [2, 2, 1]
+    assert counts([Message("t", None, b"x" * 3_000_000)] * 2) == [1, 1]
+    mixed = [Message("t", b"k", None, (("h", b"v"),)), Message("t", None, b"x" * 600_000),
+             Message("t", None, b"y" * 600_000, (("i", None),))]
+    chunks = encode_chunks(mixed, [1, 2, 3])
+    assert [count for count, _ in chunks] == [2, 1]
+    decoded = [m for (count, data), base in zip(chunks, (0, 2), strict=True)
+               for m in decode_chunk(data, topic="t", partition=0, base_offset=base)]
+    assert [(m.key, m.value, m.headers, m.timestamp, m.offset) for m in decoded] == [
+        (m.key, m.value, m.headers, ts, i) for i, (m, ts) in enumerate(zip(mixed, (1, 2, 3),
+                                                                              strict=True))]
 
 
 def test_damaged_records_are_a_transport_error() -> None:
-    data = encode_chunk([Message("t", b"k", b"v")], [1])
+    [(_, data)] = encode_chunks([Message("t", b"k", b"v")], [1])
     with pytest.raises(TransportError, match=r"damaged|unknown format"):
         decode_chunk(data[:8], topic="t", partition=0, base_offset=0)
     with pytest.raises(TransportError, match="unknown format"):

@@ -28,7 +28,7 @@ from itertools import accumulate
 from omconnect.errors import TransportError
 from omconnect.transport.messages import Message, WireHeaders
 
-__all__ = ["CHUNK_BYTES", "CHUNK_RECORDS", "decode_chunk", "encode_chunk", "split_chunks"]
+__all__ = ["CHUNK_BYTES", "CHUNK_RECORDS", "decode_chunk", "encode_chunks"]
 
 CHUNK_BYTES = 1 << 20
 """Payload bytes beyond which a partition's records start a new chunk."""
@@ -49,60 +49,72 @@ if array("i").itemsize != 4 or array("q").itemsize != 8:  # pragma: no cover - e
     raise ImportError("the embedded transport needs 4-byte 'i' and 8-byte 'q' arrays")
 
 
-def split_chunks(messages: Sequence[Message]) -> list[tuple[int, int]]:
-    """Where to cut ``messages`` (of one partition) into chunks, as (start, stop) index
-    pairs: at most :data:`CHUNK_RECORDS` records and, unless a single record is bigger,
-    at most :data:`CHUNK_BYTES` of keys and values per chunk.
+def encode_chunks(
+    messages: Sequence[Message], timestamps: Sequence[int]
+) -> list[tuple[int, bytes]]:
+    """``messages`` of one partition (with their ``timestamps``) packed into chunks of at
+    most :data:`CHUNK_RECORDS` records and, unless a single record is bigger, about
+    :data:`CHUNK_BYTES` of keys and values.
+
+    Returns:
+        (record count, stored form) of each chunk, in order.
+
     """
     keys = list(map(_KEY, messages))
     values = list(map(_VALUE, messages))
-    if len(messages) <= CHUNK_RECORDS and (
-            sum(map(len, filter(None, keys))) + sum(map(len, filter(None, values)))
-            <= CHUNK_BYTES):
-        return [(0, len(messages))]
+    key_lengths = _field_lengths(keys)
+    value_lengths = _field_lengths(values)
+    headers: list[bytes | None] | None = None
+    header_lengths: list[int] = []
+    if any(map(_HEADERS, messages)):
+        headers = [encode_headers(h) for h in map(_HEADERS, messages)]
+        header_lengths = _field_lengths(headers)
+    count = len(messages)
+    if count <= CHUNK_RECORDS and sum(key_lengths) + sum(value_lengths) <= CHUNK_BYTES:
+        bounds = [(0, count)]
+    else:
+        bounds = _chunk_bounds(key_lengths, value_lengths)
+    chunks = []
+    for start, stop in bounds:
+        whole = start == 0 and stop == count
+        parts = [
+            _PREFIX.pack(_VERSION, _HAS_HEADERS if headers else 0, stop - start),
+            array("i", key_lengths if whole else key_lengths[start:stop]).tobytes(),
+            array("i", value_lengths if whole else value_lengths[start:stop]).tobytes(),
+            array("q", timestamps if whole else timestamps[start:stop]).tobytes(),
+        ]
+        if headers:
+            parts.append(array("i", header_lengths[start:stop]).tobytes())
+        parts.append(b"".join(filter(None, keys if whole else keys[start:stop])))
+        parts.append(b"".join(filter(None, values if whole else values[start:stop])))
+        if headers:
+            parts.append(b"".join(filter(None, headers[start:stop])))
+        chunks.append((stop - start, b"".join(parts)))
+    return chunks
+
+
+def _field_lengths(fields: list[bytes | None]) -> list[int]:
+    """The length of each field, -1 for ``None``."""
+    if all(fields):  # at C speed: no None (nor empty field) among them
+        return list(map(len, fields))  # type: ignore[arg-type]
+    return [-1 if f is None else len(f) for f in fields]
+
+
+def _chunk_bounds(key_lengths: list[int], value_lengths: list[int]) -> list[tuple[int, int]]:
+    """(start, stop) of each chunk, cutting at :data:`CHUNK_RECORDS` records or before
+    the record that would take a chunk past :data:`CHUNK_BYTES`.
+    """
     bounds = []
     start = 0
     size = 0
-    for index, (key, value) in enumerate(zip(keys, values, strict=True)):
-        message_size = len(key or b"") + len(value or b"")
-        if index > start and (size + message_size > CHUNK_BYTES
-                              or index - start >= CHUNK_RECORDS):
+    for index, (key, value) in enumerate(zip(key_lengths, value_lengths, strict=True)):
+        record = max(key, 0) + max(value, 0)
+        if index > start and (size + record > CHUNK_BYTES or index - start >= CHUNK_RECORDS):
             bounds.append((start, index))
             start, size = index, 0
-        size += message_size
-    bounds.append((start, len(messages)))
+        size += record
+    bounds.append((start, len(key_lengths)))
     return bounds
-
-
-def _field_lengths(fields: list[bytes | None]) -> bytes:
-    """The i32 lengths of ``fields`` (-1 for ``None``), packed."""
-    if None in fields:
-        return array("i", [-1 if f is None else len(f) for f in fields]).tobytes()
-    return array("i", map(len, fields)).tobytes()  # type: ignore[arg-type]
-
-
-def encode_chunk(messages: Sequence[Message], timestamps: Sequence[int]) -> bytes:
-    """The stored form of ``messages`` with their ``timestamps`` (same order)."""
-    keys = list(map(_KEY, messages))
-    values = list(map(_VALUE, messages))
-    parts = [
-        b"",  # the prefix, once the flags are known
-        _field_lengths(keys),
-        _field_lengths(values),
-        array("q", timestamps).tobytes(),
-    ]
-    flags = 0
-    encoded_headers: list[bytes | None] = []
-    if any(map(_HEADERS, messages)):
-        flags |= _HAS_HEADERS
-        encoded_headers = [encode_headers(m.headers) for m in messages]
-        parts.append(_field_lengths(encoded_headers))
-    parts[0] = _PREFIX.pack(_VERSION, flags, len(messages))
-    parts.append(b"".join(filter(None, keys)))
-    parts.append(b"".join(filter(None, values)))
-    if encoded_headers:
-        parts.append(b"".join(filter(None, encoded_headers)))
-    return b"".join(parts)
 
 
 def _lengths(data: bytes, position: int, count: int, code: str) -> tuple[array[int], int]:

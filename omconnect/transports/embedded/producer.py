@@ -35,7 +35,7 @@ from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect.transports.checks import check_message_sizes, failed_batch
 from omconnect.transports.embedded.catalog import Catalog, create_topic, partition_range
-from omconnect.transports.embedded.codec import encode_chunk, split_chunks
+from omconnect.transports.embedded.codec import encode_chunks
 from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
 from omconnect.transports.embedded.schema import MAX_OFFSET, OFFSET_BITS
 from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
@@ -247,10 +247,10 @@ class LogWriter:
         for partition, run, run_timestamps in runs:
             pid = pids[partition]
             end = next_offsets[pid] = counters[partition]
-            first = end - len(run)
-            for start, stop in split_chunks(run):
-                rows.append(((pid << OFFSET_BITS) | (first + stop - 1), stop - start,
-                             encode_chunk(run[start:stop], run_timestamps[start:stop])))
+            last = end - len(run) - 1
+            for count, data in encode_chunks(run, run_timestamps):
+                last += count
+                rows.append(((pid << OFFSET_BITS) | last, count, data))
         return metadata
 
     def _partition_count(self, topic: str) -> int:
