@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 
 from omconnect.errors import IllegalStateError
@@ -16,7 +17,8 @@ __all__ = ["EmbeddedAdmin"]
 
 
 class EmbeddedAdmin(Admin):
-    """Topic administration on a database; each call is one transaction.
+    """Topic administration on a database; each call is one transaction. Safe to call
+    from several threads.
 
     Args:
         database: The database.
@@ -25,6 +27,7 @@ class EmbeddedAdmin(Admin):
 
     def __init__(self, database: Database) -> None:
         self._conn: sqlite3.Connection | None = database.connect()
+        self._lock = threading.Lock()
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
@@ -41,25 +44,28 @@ class EmbeddedAdmin(Admin):
         """
         for spec in topics:
             check_topic_spec(spec)
-        with sqlite_errors("creating topics"), write_transaction(self._connection()) as conn:
+        with self._lock, sqlite_errors("creating topics"), \
+                write_transaction(self._connection()) as conn:
             for spec in topics:
                 create_topic(conn, spec.name, spec.partitions, spec.config)
 
     def list_topics(self) -> dict[str, TopicSpec]:
         """Every topic, by name."""
-        with sqlite_errors("listing topics"):
+        with self._lock, sqlite_errors("listing topics"):
             return list_topics(self._connection())
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """Delete topics with their messages and group positions; unknown names are
         ignored.
         """
-        with sqlite_errors("deleting topics"), write_transaction(self._connection()) as conn:
+        with self._lock, sqlite_errors("deleting topics"), \
+                write_transaction(self._connection()) as conn:
             for name in names:
                 delete_topic(conn, name)
 
     def close(self) -> None:
         """Close the connection. Idempotent."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
