@@ -13,8 +13,9 @@ and ``max.messages``):
 * ``seed`` — the same seed gives the same records (``0`` by default, so runs repeat).
 * ``payload.size`` — value size in bytes for ``quickstart=payload``.
 
-Work is split across ``tasks.max`` tasks by blocks of :data:`~omconnect_datagen.
-quickstarts.BLOCK` sequence numbers: task ``i`` of ``n`` makes blocks ``i``, ``i + n``, …
+Work is split across ``tasks.max`` tasks: with ``max.messages``, task ``i`` of ``n`` makes
+the ``i``-th of ``n`` equal contiguous ranges of sequence numbers; without, it makes the
+blocks (of :data:`~omconnect_datagen.quickstarts.BLOCK` records) ``i``, ``i + n``, …
 Offsets: source partition ``{"datagen": <quickstart>, "task": i}``, offset
 ``{"sequence": <records this task made>}``; a restarted task continues with the next
 record, the same one it would have made. Changing ``tasks.max`` changes which task makes
@@ -169,22 +170,29 @@ class DatagenTask(SourceTask):
         self._made = int(sequence) if isinstance(sequence, int) and sequence > 0 else 0
         self._rate_start = time.monotonic()
         self._rate_made = 0
+        # With max.messages, task i makes the i-th of tasks.max equal contiguous ranges
+        # of sequence numbers; without, every tasks.max-th block.
+        self._first = self._task * self._max // self._tasks if self._max >= 0 else 0
+        self._end = (self._task + 1) * self._max // self._tasks if self._max >= 0 else -1
 
     def _sequence(self, made: int) -> int:
         """The global sequence number of this task's ``made``-th record."""
+        if self._end >= 0:
+            return self._first + made
         block = self._task + (made // BLOCK) * self._tasks
         return block * BLOCK + made % BLOCK
 
     def _remaining_in_block(self, made: int) -> int:
-        left = BLOCK - made % BLOCK
-        if self._max >= 0:
-            left = min(left, max(0, self._max - self._sequence(made)))
+        sequence = self._sequence(made)
+        left = BLOCK - sequence % BLOCK
+        if self._end >= 0:
+            left = min(left, max(0, self._end - sequence))
         return left
 
     @property
     def exhausted(self) -> bool:
         """Whether this task has made every record it will make (``max.messages``)."""
-        return self._max >= 0 and self._sequence(self._made) >= self._max
+        return self._end >= 0 and self._sequence(self._made) >= self._end
 
     def poll(self) -> Sequence[SourceRecord] | None:
         """Up to ``batch.size`` new records (fewer to keep to ``rate``), or ``None`` when

@@ -135,3 +135,12 @@ def test_confluent_datagen_names_work():
     assert len(records) == 4
     assert {r.topic for r in records} == {"users"}
     assert resolve_connector_class("datagen") is DatagenConnector
+
+
+def test_without_a_limit_tasks_take_turns_by_block():
+    tasks = _start(max_tasks=2, **{"batch.size": BLOCK})
+    made = {i: [r.value["orderid"] for _ in range(3) for r in task.poll()]
+            for i, task in enumerate(tasks)}
+    assert made[0] == list(range(0, BLOCK)) + list(range(2 * BLOCK, 3 * BLOCK)) + \
+        list(range(4 * BLOCK, 5 * BLOCK))
+    assert made[1][:2] == [BLOCK, BLOCK + 1]
