@@ -12,7 +12,7 @@ end of the file and has nothing else to return):
 * **Truncated** — the file is now shorter than what was read (``copytruncate``
   rotation, ``> file``): a warning, then reading starts again at byte 0. A file truncated
   and rewritten past the old size between two checks cannot be told from one that grew.
-* **Rotated** — the path now names another file (another inode or device: ``mv`` then
+* **Rotated** — the path now names another file (another inode: ``mv`` then
   a new file, logrotate's default). The old file, still open, has been read to its end;
   its last line, if it has no newline, is returned as a line (no one will complete it).
   Then the new file is read from byte 0, with a warning. While the path names no file
@@ -43,8 +43,10 @@ Line = tuple[bytes, int]
 
 
 def file_identity(stat: os.stat_result) -> int:
-    """A number that tells files on this machine apart: the inode, with the device."""
-    return stat.st_ino ^ (stat.st_dev << 40)
+    """A number that tells files in one directory apart: the inode number (a plain
+    integer, so it survives a JSON round trip in an offset).
+    """
+    return stat.st_ino
 
 
 class LineSplitter:
