@@ -5,9 +5,12 @@ SIGTERM stops cleanly with offsets committed, and exit codes.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import time
+import urllib.request
 
+import pytest
 from e2e_helpers import pipeline_files, run_cli, start_worker, write_properties
 
 from omconnect.cli import main
@@ -84,3 +87,27 @@ def test_a_failed_task_makes_the_exit_status_non_zero(tmp_path):
     result = run_cli(["standalone", worker, source, str(sink), "--stop-when-idle", "1"])
     assert result.returncode == 1, result.stderr
     assert "state=FAILED" in result.stderr
+
+
+def test_rest_port_serves_the_api_beside_the_worker(tmp_path):
+    pytest.importorskip("omconnect.rest", exc_type=ImportError)
+    (tmp_path / "in.txt").write_text("x\n")
+    args = pipeline_files(tmp_path)
+    log = tmp_path / "worker.log"
+    worker = start_worker([*args, "--rest-port", "0"], log)
+    try:
+        deadline = time.monotonic() + 60
+        port = None
+        while port is None and time.monotonic() < deadline and worker.poll() is None:
+            match = re.search(r"REST API listening on http://127\.0\.0\.1:(\d+)",
+                              log.read_text())
+            port = int(match.group(1)) if match else None
+            time.sleep(0.05)
+        assert port, log.read_text()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/connectors", timeout=10) as r:
+            assert sorted(json.loads(r.read())) == ["lines-in", "lines-out"]
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(timeout=30) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
