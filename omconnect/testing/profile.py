@@ -156,6 +156,9 @@ class TransportProfile:
             is not there; ``None`` when the transport has no broker.
         unreachable_timeout: The timeout (seconds) ``unreachable_config`` sets.
         stop: Called once at the end of the run (e.g. stops a broker it started).
+        expected_failures: Case name (e.g. ``test_seek_back_redelivers``) -> reason, for
+            known defects of the broker under test; those cases run as
+            ``xfail(strict=True)``, so a defect that is fixed shows up too.
 
     """
 
@@ -164,6 +167,7 @@ class TransportProfile:
     unreachable_config: dict[str, Any] | None = None
     unreachable_timeout: float = 10.0
     stop: Callable[[], None] | None = None
+    expected_failures: dict[str, str] = attrs.field(factory=dict)
 
     @classmethod
     def resolve(

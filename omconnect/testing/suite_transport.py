@@ -80,6 +80,12 @@ class TestTransportConformance(TransportConformance):
         return omconnect_transport_profile.broker
 
     @pytest.fixture
+    def expected_failures(self, omconnect_transport_profile: TransportProfile
+                          ) -> dict[str, str]:
+        """The profile's known broker defects (case name -> reason)."""
+        return omconnect_transport_profile.expected_failures
+
+    @pytest.fixture
     def unreachable_broker(
         self,
         omconnect_transport_class: type[Transport],
