@@ -1,0 +1,335 @@
+"""The consumer: a group is a Pulsar subscription; positions are consumer-local.
+
+* **Groups.** ``consumer(group)`` subscribes with subscription name ``group`` and the
+  subscription type of ``pulsar.subscription.type``: ``Failover`` (per partition one
+  active consumer of the group: order per key, the others take over when it leaves),
+  ``Shared`` (messages spread over every consumer: more throughput, no order) or
+  ``Key_Shared`` (spread by key, order per key). Each group has its own cursor, so every
+  group receives every message. A consumer without a group gets a subscription of its
+  own, removed when it closes.
+* **Positions.** A Pulsar position is a MessageId (ledger, entry, batch index,
+  partition), not an integer. The consumer numbers the messages it delivers per
+  partition 0, 1, 2, ... (``Message.offset``) and remembers each one's MessageId until it
+  is committed. ``commit({tp: n})`` acknowledges every delivered message of ``tp`` with
+  an offset below ``n``: one cumulative acknowledgement where the subscription type
+  allows it (Failover), individual acknowledgements otherwise. The numbers are the
+  consumer's own: another consumer (or this group after a reopen) numbers from 0 again,
+  so they cannot be stored and replayed (the transport is not ``replayable``; why stable
+  integers are not derived from MessageIds is explained in ``docs/transports/pulsar.md``).
+* **Redelivery.** Messages not acknowledged are delivered again to the group after the
+  consumer closes or dies (Pulsar's cursor). :meth:`PulsarConsumer.negative_acknowledge`
+  asks for a redelivery at once; :meth:`PulsarConsumer.seek_to` moves the subscription to
+  a MessageId or a publish time where the broker supports it.
+* **Assignment.** pulsar-client for Python does not report which consumer of a Failover
+  group the broker made active, so :meth:`assignment` is every partition of the
+  subscribed topics (the partitions this consumer may receive from) and the rebalance
+  listener hears of them once, from the first ``poll`` after ``subscribe``.
+
+Used by one thread at a time; :meth:`wakeup` may be called from any thread (``poll``
+waits in slices of at most 100 ms and returns early once woken).
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from omconnect.errors import IllegalStateError
+from omconnect.records import TopicPartition
+from omconnect.transport.messages import Message
+from omconnect.transport.spi import Consumer, RebalanceListener, StartFrom
+from omconnect_pulsar.client import TopicNames, compiled_module, pulsar_module
+from omconnect_pulsar.codec import decode
+from omconnect_pulsar.errors import ErrorContext, pulsar_errors
+
+__all__ = ["SUBSCRIPTION_TYPES", "PulsarConsumer"]
+
+SUBSCRIPTION_TYPES = ("Failover", "Shared", "Key_Shared")
+"""The subscription types a group can have (``pulsar.subscription.type``)."""
+
+_log = logging.getLogger(__name__)
+_CUMULATIVE = frozenset({"Failover", "Exclusive"})
+_WAIT_SLICE_S = 0.1
+
+
+class PulsarConsumer(Consumer):
+    """Reads a Pulsar subscription; see the module docstring for groups and positions.
+
+    Args:
+        client: The transport's ``pulsar.Client``.
+        names: Maps topic names to Pulsar's.
+        group: The subscription name, or ``None`` for a private subscription.
+        start: Where a new subscription starts: ``earliest`` or ``latest``.
+        subscription_type: One of :data:`SUBSCRIPTION_TYPES`.
+        consumer_options: Keyword arguments of ``Client.subscribe``.
+        where: For error messages.
+        partitions_of: Gives the partition count of a topic.
+
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        names: TopicNames,
+        *,
+        group: str | None,
+        start: StartFrom,
+        subscription_type: str,
+        consumer_options: dict[str, Any],
+        where: ErrorContext,
+        partitions_of: Callable[[str], int],
+    ) -> None:
+        self._client = client
+        self._names = names
+        self._private = group is None
+        self._subscription = group or f"omc-private-{uuid.uuid4().hex[:12]}"
+        self._start = start
+        self._type = subscription_type
+        self._options = consumer_options
+        self._where = where
+        self._partitions_of = partitions_of
+        self._cumulative = subscription_type in _CUMULATIVE
+        self._wrapper: Any = None
+        self._consumer: Any = None
+        self._listener: RebalanceListener | None = None
+        self._announce: frozenset[TopicPartition] = frozenset()
+        self._assignment: frozenset[TopicPartition] = frozenset()
+        self._next_offset: dict[tuple[str, int], int] = {}
+        self._delivered: dict[tuple[str, int], collections.deque[tuple[int, Any]]] = {}
+        self._woken = threading.Event()
+        self._closed = False
+        self._timeout_error = compiled_module().Timeout
+
+    @property
+    def subscription(self) -> str:
+        """The Pulsar subscription name (the group)."""
+        return self._subscription
+
+    def subscribe(
+        self, topics: Sequence[str], listener: RebalanceListener | None = None
+    ) -> None:
+        """Subscribe the group to ``topics`` (replacing an earlier subscription).
+
+        Raises:
+            TransportTimeoutError: The broker did not answer in time.
+            TransportError: The broker refused the subscription.
+
+        """
+        self._check_open()
+        if not topics:
+            raise ValueError("subscribe needs at least one topic")
+        pulsar = pulsar_module()
+        self._close_consumer()
+        targets = [self._names.full(t) for t in topics]
+        position = (pulsar.InitialPosition.Earliest if self._start == "earliest"
+                    else pulsar.InitialPosition.Latest)
+        with pulsar_errors(f"subscribing group {self._subscription!r} to {list(topics)}",
+                           self._where):
+            assigned = frozenset(TopicPartition(t, p) for t in topics
+                                 for p in range(self._partitions_of(t)))
+            self._wrapper = self._client.subscribe(
+                targets[0] if len(targets) == 1 else targets,
+                self._subscription,
+                consumer_type=getattr(pulsar.ConsumerType, self._type),
+                initial_position=position,
+                **self._options,
+            )
+        self._consumer = self._wrapper._consumer
+        self._listener = listener
+        self._assignment = assigned
+        self._announce = assigned
+
+    def poll(self, max_records: int, timeout: float) -> list[Message]:
+        """Up to ``max_records`` messages, waiting at most ``timeout`` s for the first."""
+        self._check_open()
+        consumer = self._consumer
+        if consumer is None:
+            raise IllegalStateError("poll before subscribe: call subscribe(topics) first")
+        if self._announce:
+            announce, self._announce = self._announce, frozenset()
+            if self._listener is not None:
+                self._listener.on_partitions_assigned(announce)
+        first = self._receive_first(consumer, timeout)
+        if first is None:
+            return []
+        received = [first]
+        timeout_error = self._timeout_error
+        try:
+            while len(received) < max_records:
+                received.append(consumer.receive(0))
+        except timeout_error:
+            pass
+        except Exception as exc:
+            with pulsar_errors("receiving", self._where):
+                raise exc
+        return self._decode(received)
+
+    def _receive_first(self, consumer: Any, timeout: float) -> Any:
+        """The first message, waiting in slices so :meth:`wakeup` ends the wait."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        timeout_error = self._timeout_error
+        while True:
+            if self._woken.is_set():
+                self._woken.clear()
+                return None
+            remaining = deadline - time.monotonic()
+            wait_ms = int(min(max(remaining, 0.0), _WAIT_SLICE_S) * 1000)
+            try:
+                return consumer.receive(wait_ms)
+            except timeout_error:
+                if remaining <= _WAIT_SLICE_S:
+                    return None
+            except Exception as exc:
+                with pulsar_errors("receiving", self._where):
+                    raise exc
+
+    def _decode(self, received: list[Any]) -> list[Message]:
+        parse = self._names.parse
+        next_offset = self._next_offset
+        delivered = self._delivered
+        messages = []
+        for raw in received:
+            topic, partition = parse(raw.topic_name())
+            position = (topic, partition)
+            offset = next_offset.get(position, 0)
+            next_offset[position] = offset + 1
+            queue = delivered.get(position)
+            if queue is None:
+                queue = delivered[position] = collections.deque()
+            queue.append((offset, raw.message_id()))
+            messages.append(decode(raw, topic, partition, offset))
+        return messages
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Acknowledge every delivered message below each partition's offset.
+
+        Raises:
+            TransportError: The client could not send the acknowledgements; nothing may
+                be assumed committed.
+
+        """
+        self._check_open()
+        consumer = self._consumer
+        if consumer is None:
+            return
+        for tp, offset in offsets.items():
+            queue = self._delivered.get((tp.topic, tp.partition))
+            if not queue:
+                continue
+            done = []
+            while queue and queue[0][0] < offset:
+                done.append(queue.popleft()[1])
+            if not done:
+                continue
+            with pulsar_errors(f"committing {tp.topic!r}[{tp.partition}]", self._where,
+                               topic=tp.topic, partition=tp.partition):
+                if self._cumulative:
+                    consumer.acknowledge_cumulative(done[-1])
+                else:
+                    acknowledge = consumer.acknowledge
+                    for message_id in done:
+                        acknowledge(message_id)
+
+    def negative_acknowledge(self, messages: Iterable[Message]) -> None:
+        """Ask Pulsar to deliver ``messages`` (delivered by this consumer, not committed)
+        again, after the subscription's negative-ack delay
+        (``pulsar.consumer.negative_ack_redelivery_delay_ms``, 1000 ms by default). The
+        redelivered messages get new offsets.
+
+        Raises:
+            ValueError: A message was not delivered by this consumer or is committed.
+
+        """
+        self._check_open()
+        wanted: dict[tuple[str, int], set[int]] = collections.defaultdict(set)
+        for message in messages:
+            wanted[(message.topic, message.partition or 0)].add(message.offset or 0)
+        for position, offsets in wanted.items():
+            queue = self._delivered.get(position, collections.deque())
+            keep: collections.deque[tuple[int, Any]] = collections.deque()
+            found = set()
+            for offset, message_id in queue:
+                if offset in offsets:
+                    found.add(offset)
+                    with pulsar_errors("negative acknowledgement", self._where):
+                        self._consumer.negative_acknowledge(message_id)
+                else:
+                    keep.append((offset, message_id))
+            self._delivered[position] = keep
+            if found != offsets:
+                raise ValueError(f"offsets {sorted(offsets - found)} of {position[0]!r}"
+                                 f"[{position[1]}] were not delivered to this consumer or "
+                                 "are already committed")
+
+    def seek_to(self, position: Any) -> None:
+        """Move the group's cursor: to a ``pulsar.MessageId`` (the next message read is
+        the one after it) or to a publish time (``int``, ms since the epoch).
+
+        Pulsar supports this on a subscription of one non-partitioned topic (or one
+        partition). Messages delivered but not committed are forgotten; what follows the
+        new position is delivered with new offsets.
+
+        Raises:
+            TransportError: The broker refused or the consumer reads several topics.
+
+        """
+        self._check_open()
+        if self._wrapper is None:
+            raise IllegalStateError("seek_to before subscribe")
+        with pulsar_errors("seeking", self._where):
+            self._wrapper.seek(position)
+        self._delivered.clear()
+
+    def message_id(self, message: Message) -> Any:
+        """The ``pulsar.MessageId`` of a delivered, not yet committed message."""
+        for offset, message_id in self._delivered.get(
+                (message.topic, message.partition or 0), ()):
+            if offset == message.offset:
+                return message_id
+        raise ValueError(f"offset {message.offset} of {message.topic!r}"
+                         f"[{message.partition}] is not a delivered, uncommitted message")
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        """Every partition of the subscribed topics (see the module docstring)."""
+        return self._assignment
+
+    def wakeup(self) -> None:
+        """End a blocking :meth:`poll` early. Any thread."""
+        self._woken.set()
+
+    def close(self) -> None:
+        """Close the Pulsar consumer (a private subscription is removed). Idempotent;
+        unacknowledged messages are delivered again to the group.
+        """
+        if self._closed:
+            return
+        self._closed = True
+        self._close_consumer()
+
+    def _close_consumer(self) -> None:
+        wrapper, self._wrapper, self._consumer = self._wrapper, None, None
+        self._delivered.clear()
+        self._next_offset.clear()
+        if wrapper is None:
+            return
+        try:
+            if self._private:
+                wrapper.unsubscribe()
+            wrapper.close()
+        except Exception as exc:  # the broker may be gone; the client frees it anyway
+            if not _closed_already(exc):
+                _log.warning("pulsar: closing the consumer of group %r failed: %s",
+                             self._subscription, exc)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateError("the pulsar consumer is closed")
+
+
+def _closed_already(exc: Exception) -> bool:
+    return type(exc).__name__ in ("AlreadyClosed", "ConsumerNotInitialized")
