@@ -79,7 +79,9 @@ def translate(
     timeout: float | None = None,
     **context: Any,
 ) -> ConnectError:
-    """The omconnect error for a pika (or socket) exception raised while doing ``action``.
+    """The omconnect error for a pika (or socket) exception raised while doing ``action``,
+    with ``exc`` as its ``__cause__`` (also when it travels through a future rather than a
+    ``raise ... from``).
 
     Args:
         exc: What pika raised or passed to a callback.
@@ -89,9 +91,23 @@ def translate(
         **context: Error context (topic, partition, ...).
 
     Returns:
-        The error to raise, ``from exc``.
+        The error to raise.
 
     """
+    error = _translate(exc, action=action, target=target, timeout=timeout, **context)
+    if error is not exc and error.__cause__ is None:
+        error.__cause__ = exc
+    return error
+
+
+def _translate(
+    exc: BaseException,
+    *,
+    action: str,
+    target: ConnectionTarget | None = None,
+    timeout: float | None = None,
+    **context: Any,
+) -> ConnectError:
     if isinstance(exc, ConnectError):
         return exc
     import pika.exceptions as pe

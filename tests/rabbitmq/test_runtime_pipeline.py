@@ -1,0 +1,74 @@
+"""The standalone runtime on the RabbitMQ transport: file → rabbitmq → file, byte for byte.
+
+Classic mode needs the sink's group queues before the source produces (a group only
+receives what is published after its queues exist), so the worker declares the sink's
+group ``connect-lines-out`` with the topic (``rabbitmq.declare.groups``); stream mode needs
+nothing of the kind.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from omconnect_rabbitmq.testing import BrokerHandle
+
+pytestmark = pytest.mark.rabbitmq
+
+LINES = 3000
+
+
+def write_properties(path: Path, settings: dict[str, object]) -> str:
+    path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
+    return str(path)
+
+
+@pytest.mark.parametrize("mode", ["classic", "streams"])
+def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: str) -> None:
+    topic = f"lines-{mode}"
+    worker: dict[str, object] = {
+        "transport": "rabbitmq", "rabbitmq.url": broker.url,
+        "key.converter": "string", "value.converter": "string",
+        "offset.flush.interval.ms": 500,
+    }
+    if mode == "streams":
+        worker["rabbitmq.streams"] = "true"
+    else:
+        worker["rabbitmq.declare.groups"] = "connect-lines-out"
+    source_text = "".join(f"line {i} {'é' * (i % 7)}\n" for i in range(LINES))
+    (tmp_path / "in.txt").write_text(source_text, encoding="utf-8")
+    args = [
+        write_properties(tmp_path / "worker.properties", worker),
+        write_properties(tmp_path / "source.properties", {
+            "name": "lines-in", "connector.class": "FileStreamSource",
+            "file": tmp_path / "in.txt", "topic": topic}),
+        write_properties(tmp_path / "sink.properties", {
+            "name": "lines-out", "connector.class": "FileStreamSink",
+            "file": tmp_path / "out.txt", "topics": topic}),
+    ]
+    log = tmp_path / "worker.log"
+    with log.open("wb") as err:
+        worker_process = subprocess.Popen(
+            [sys.executable, "-m", "omconnect.cli", "standalone", *args],
+            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+    out = tmp_path / "out.txt"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and worker_process.poll() is None:
+            if out.exists() and out.read_bytes().count(b"\n") >= LINES:
+                break
+            time.sleep(0.2)
+    finally:
+        worker_process.terminate()
+        try:
+            worker_process.wait(30)
+        except subprocess.TimeoutExpired:
+            worker_process.kill()
+    assert out.exists(), f"no output; worker log:\n{log.read_text()[-3000:]}"
+    got = out.read_bytes()
+    lines = got.count(b"\n")
+    assert got == source_text.encode(), \
+        f"{lines} lines out of {LINES}; worker log:\n{log.read_text()[-3000:]}"
