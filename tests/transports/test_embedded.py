@@ -111,7 +111,7 @@ PRODUCE_THEN_KILL_SELF = """
     from omconnect.transport import Message, TopicSpec
     from omconnect.transports.embedded import EmbeddedTransport
 
-    transport = EmbeddedTransport({"path": sys.argv[1]})
+    transport = EmbeddedTransport({"path": sys.argv[1], "synchronous": sys.argv[2]})
     transport.admin().create_topics([TopicSpec("durable", 3)])
     producer = transport.producer()
     futures = [producer.send([Message("durable", f"k{i % 11}".encode(),
@@ -126,9 +126,10 @@ PRODUCE_THEN_KILL_SELF = """
 """
 
 
-def test_kill_9_right_after_acknowledgement_loses_nothing(data: Path, open_transport: Any
-                                                          ) -> None:
-    child = run_child(PRODUCE_THEN_KILL_SELF, str(data))
+@pytest.mark.parametrize("synchronous", ["full", "normal"])
+def test_kill_9_right_after_acknowledgement_loses_nothing(
+        synchronous: str, data: Path, open_transport: Any) -> None:
+    child = run_child(PRODUCE_THEN_KILL_SELF, str(data), synchronous)
     assert child.returncode == -signal.SIGKILL, child.stderr
     acknowledged = [line.split() for line in child.stdout.splitlines()]
     assert len(acknowledged) == 25 * 200
