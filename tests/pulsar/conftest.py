@@ -5,7 +5,6 @@ partitioned one for the tests that need it), started on free ports and stopped a
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,14 +20,6 @@ from omconnect_pulsar.testing import (
 
 PARTITIONS = 3
 """Partitions of auto-created topics on the partitioned broker (tests repeat it)."""
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Every test in this directory needs the pulsar-lite broker."""
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(str(item.fspath)).parents:
-            item.add_marker(pytest.mark.pulsar)
 
 
 @pytest.fixture(scope="session")

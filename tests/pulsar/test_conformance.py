@@ -22,6 +22,8 @@ from omconnect_pulsar.testing import (
 from omconnect.testing import TransportConformance, TransportFactory, UnreachableBroker
 from omconnect.transport import Transport
 
+pytestmark = pytest.mark.pulsar
+
 
 class _PulsarLite(TransportConformance):
     subscription_type = "Failover"

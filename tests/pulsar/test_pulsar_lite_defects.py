@@ -27,6 +27,8 @@ from omconnect_pulsar.testing import BrokerHandle, lite_profile_options, start_b
 from omconnect.records import TopicPartition
 from omconnect.transport import Message
 
+pytestmark = pytest.mark.pulsar
+
 
 def _drain(consumer, count: int, timeout: float = 15.0) -> list[Message]:
     received: list[Message] = []

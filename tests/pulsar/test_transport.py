@@ -26,6 +26,8 @@ from omconnect.transport import Message
 
 PARTITIONS = 3  # the partitioned_broker fixture's default_partitions
 
+pytestmark = pytest.mark.pulsar
+
 
 def _drain(consumer, count: int, timeout: float = 20.0) -> list[Message]:
     received: list[Message] = []
