@@ -104,10 +104,12 @@ from types import TracebackType
 from typing import IO, Literal
 
 __all__ = [
+    "TEST_CLIENT_OPTIONS",
     "BrokerHandle",
     "BrokerStartError",
     "StorageKind",
     "StorageNotSupportedError",
+    "conformance_profile",
     "find_tansu_binary",
     "free_port",
     "start_broker",
@@ -660,3 +662,40 @@ def start_broker(
         handle.stop()
         raise
     return handle
+
+
+# --------------------------------------------------------------------------
+# The conformance kit's hook (``pytest --omconnect-transport kafka``).
+
+TEST_CLIENT_OPTIONS: dict[str, object] = {
+    # Tansu lets a lone member in after about half the session timeout (measured: 1.1 s
+    # at 2000 ms, 2.0-2.7 s at 3000 ms, 3.1 s at 6000 ms), so tests use a short one.
+    "consumer.session.timeout.ms": 3000,
+    "consumer.heartbeat.interval.ms": 500,
+}
+"""Client options the Kafka tests run with against Tansu (``kafka.`` prefix omitted)."""
+
+
+def conformance_profile(workdir: Path) -> object:
+    """The kit's profile: a Tansu broker with s3 storage (so the broker-restart case
+    keeps its data), short group timeouts, and an unreachable-broker config.
+
+    Args:
+        workdir: Directory for the broker's logs.
+
+    Returns:
+        An :class:`omconnect.testing.profile.TransportProfile` whose ``stop`` stops the
+        broker.
+
+    """
+    from omconnect.testing.profile import TransportProfile
+
+    broker = start_broker(Path(workdir) / "tansu", storage="s3")
+    return TransportProfile(
+        config={"bootstrap.servers": broker.url, **TEST_CLIENT_OPTIONS},
+        broker=broker,
+        unreachable_config={"bootstrap.servers": f"{_HOST}:{free_port()}",
+                            "connect.timeout.ms": 3000, "request.timeout.ms": 3000},
+        unreachable_timeout=3.0,
+        stop=broker.stop,
+    )

@@ -1,0 +1,288 @@
+"""The driver interface: what a Kafka client library must offer the transport.
+
+The transport's own classes (:mod:`~omconnect_kafka.producer`,
+:mod:`~omconnect_kafka.consumer`, :mod:`~omconnect_kafka.admin`,
+:mod:`~omconnect_kafka.offsets`) hold the SPI logic once: argument checks, size limits,
+topic creation, batch acknowledgement, wakeup, error translation. A driver only talks
+to its client library, through three small client classes:
+
+* :class:`ProducerClient` — hand a batch to the client, report each record to a
+  :class:`BatchAck`; flush; close.
+* :class:`ConsumerClient` — subscribe/assign, poll, commit, committed, seek, offset
+  ranges, pause/resume, close.
+* :class:`AdminClient` — create, list and delete topics.
+
+Driver methods raise the client library's own exceptions; the callers translate them
+(:mod:`omconnect_kafka.errors`). A driver module imports its client library lazily
+(inside :class:`Driver` construction), so every module imports without the extra.
+"""
+
+from __future__ import annotations
+
+import abc
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future
+from typing import Any, ClassVar
+
+import attrs
+
+from omconnect.errors import SendError, TransportError
+from omconnect.records import RecordMetadata, TopicPartition
+from omconnect.transport.messages import Message, TopicSpec
+from omconnect.transport.spi import RebalanceListener, StartFrom
+
+__all__ = [
+    "AdminClient",
+    "BatchAck",
+    "ClientSettings",
+    "ConsumerClient",
+    "Driver",
+    "ProducerClient",
+]
+
+
+@attrs.frozen(kw_only=True)
+class ClientSettings:
+    """The transport's settings every client of a driver is built from.
+
+    Attributes:
+        bootstrap_servers: ``host:port[,host:port...]``.
+        client_id: The client id the broker sees (suffixed per client).
+        request_timeout_ms: How long one request may take.
+        connect_timeout_ms: How long reaching the cluster (bootstrap, metadata, a
+            blocking admin call) may take before a :class:`TransportTimeoutError`.
+        delivery_timeout_ms: How long a sent message may wait for its acknowledgement
+            (retries included) before it fails.
+        max_request_size: The producer's request size limit, in bytes.
+        security: TLS/SASL settings in librdkafka/Java spelling (``security.protocol``,
+            ``ssl.ca.location``, ``sasl.mechanism``, ``sasl.username``, ...), only
+            those set; secrets as plain strings.
+        producer: Native producer options (``kafka.producer.*``), passed through.
+        consumer: Native consumer options (``kafka.consumer.*``), passed through.
+        admin: Native admin options (``kafka.admin.*``), passed through.
+
+    """
+
+    bootstrap_servers: str
+    client_id: str
+    request_timeout_ms: int
+    connect_timeout_ms: int
+    delivery_timeout_ms: int
+    max_request_size: int
+    security: Mapping[str, Any] = attrs.field(factory=dict)
+    producer: Mapping[str, Any] = attrs.field(factory=dict)
+    consumer: Mapping[str, Any] = attrs.field(factory=dict)
+    admin: Mapping[str, Any] = attrs.field(factory=dict)
+
+
+class BatchAck:
+    """Gathers the acknowledgements of one batch into one future.
+
+    The driver reports every message of the batch exactly once — :meth:`acknowledged`
+    or :meth:`failed`, from any thread (usually the client's network thread) — or
+    :meth:`abandon` from the message on that it could not hand over. When the last
+    report arrives, :attr:`future` completes: with one
+    :class:`~omconnect.records.RecordMetadata` per message, in order, or with a
+    :class:`~omconnect.errors.SendError` whose ``outcomes`` say which failed. Counting
+    uses no lock (``itertools.count`` is atomic), so a report costs well under a
+    microsecond.
+
+    Args:
+        messages: The batch.
+        describe: Turns a client exception for message ``index`` into the omconnect
+            error to report.
+
+    """
+
+    __slots__ = ("_counter", "_describe", "_errors", "_messages", "_results", "future")
+
+    def __init__(
+        self,
+        messages: Sequence[Message],
+        describe: Callable[[int, BaseException], Exception],
+    ) -> None:
+        self._messages = messages
+        self._describe = describe
+        self._results: list[RecordMetadata | None] = [None] * len(messages)
+        self._errors: dict[int, BaseException] = {}
+        self._counter = itertools.count(1)
+        self.future: Future[list[RecordMetadata]] = Future()
+        self.future.set_running_or_notify_cancel()
+
+    def acknowledged(self, index: int, partition: int, offset: int | None,
+                     timestamp: int | None) -> None:
+        """Message ``index`` is stored at ``partition``/``offset``."""
+        self._results[index] = RecordMetadata(self._messages[index].topic, partition,
+                                              offset, timestamp)
+        if next(self._counter) == len(self._results):
+            self._finish()
+
+    def failed(self, index: int, error: BaseException) -> None:
+        """Message ``index`` was not stored (``error`` is the client's exception)."""
+        self._errors[index] = error
+        if next(self._counter) == len(self._results):
+            self._finish()
+
+    def abandon(self, index: int, error: BaseException) -> None:
+        """The client refused message ``index`` at once; it and every later message of
+        the batch were not handed over (earlier ones still report as they complete).
+        """
+        self._errors[index] = error
+        skipped = TransportError(f"not sent: message {index} of the batch failed first")
+        for later in range(index + 1, len(self._results)):
+            self._errors[later] = skipped
+        for _ in range(len(self._results) - index):
+            if next(self._counter) == len(self._results):
+                self._finish()
+
+    def _finish(self) -> None:
+        if not self._errors:
+            self.future.set_result(self._results)  # type: ignore[arg-type]
+            return
+        outcomes: list[Any] = list(self._results)
+        first: Exception | None = None
+        for index in sorted(self._errors):
+            error = self._errors[index]
+            described = error if isinstance(error, TransportError) and not isinstance(
+                error, SendError) else self._describe(index, error)
+            outcomes[index] = described
+            if first is None:
+                first = described
+        failed = len(self._errors)
+        error = SendError(f"{failed} of {len(outcomes)} messages of the batch were not "
+                          f"stored; first: {first}", outcomes)
+        error.__cause__ = first
+        self.future.set_exception(error)
+
+
+class ProducerClient(abc.ABC):
+    """One producer of the client library. Any thread may call :meth:`send`."""
+
+    @abc.abstractmethod
+    def send(self, messages: Sequence[Message], ack: BatchAck) -> None:
+        """Hand ``messages`` to the client in order, each reported to ``ack``.
+
+        If the client refuses message ``i`` at once, call ``ack.abandon(i, exc)`` and
+        return; never raise after handing over any message.
+        """
+
+    @abc.abstractmethod
+    def partition_count(self, topic: str) -> int | None:
+        """Partitions of ``topic`` as the client's metadata knows them (``None`` when
+        the topic does not exist).
+        """
+
+    @abc.abstractmethod
+    def flush(self, timeout: float) -> bool:
+        """Send what the client buffers and wait for its acknowledgements; whether
+        everything completed within ``timeout`` seconds.
+        """
+
+    @abc.abstractmethod
+    def close(self, timeout: float) -> None:
+        """Release the client (after :meth:`flush`)."""
+
+
+class ConsumerClient(abc.ABC):
+    """One consumer of the client library; one thread at a time."""
+
+    @abc.abstractmethod
+    def subscribe(self, topics: Sequence[str], listener: RebalanceListener) -> None:
+        """Join the group for ``topics``; call ``listener`` as partitions move."""
+
+    @abc.abstractmethod
+    def assign(self, partitions: Sequence[TopicPartition]) -> None:
+        """Read exactly ``partitions`` (from the committed position, else ``start``)."""
+
+    @abc.abstractmethod
+    def poll(self, max_records: int, timeout: float) -> list[Message]:
+        """Up to ``max_records`` messages, waiting at most ``timeout`` seconds."""
+
+    @abc.abstractmethod
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Commit ``offsets`` for the group, synchronously."""
+
+    @abc.abstractmethod
+    def committed(self, partitions: Sequence[TopicPartition]
+                  ) -> dict[TopicPartition, int | None]:
+        """The group's committed offsets."""
+
+    @abc.abstractmethod
+    def assignment(self) -> frozenset[TopicPartition]:
+        """The partitions read now."""
+
+    @abc.abstractmethod
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Read ``partition`` from ``offset`` next."""
+
+    @abc.abstractmethod
+    def offset_range(self, partition: TopicPartition) -> tuple[int, int]:
+        """(earliest offset, end offset) as the broker's ListOffsets reports them."""
+
+    @abc.abstractmethod
+    def pause(self, partitions: Sequence[TopicPartition]) -> None:
+        """Stop fetching ``partitions``."""
+
+    @abc.abstractmethod
+    def resume(self, partitions: Sequence[TopicPartition]) -> None:
+        """Fetch ``partitions`` again."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Leave the group without committing; release the client."""
+
+
+class AdminClient(abc.ABC):
+    """One admin client of the client library."""
+
+    @abc.abstractmethod
+    def create_topics(self, topics: Sequence[TopicSpec]) -> None:
+        """Create ``topics``; ignore those that exist."""
+
+    @abc.abstractmethod
+    def list_topics(self) -> dict[str, TopicSpec]:
+        """Every topic (internal ones excluded), by name."""
+
+    @abc.abstractmethod
+    def delete_topics(self, names: Sequence[str]) -> None:
+        """Delete ``names``; ignore those that do not exist."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the client."""
+
+
+class Driver(abc.ABC):
+    """Builds the clients of one client library from :class:`ClientSettings`.
+
+    Constructing a driver imports its library (raising
+    :class:`~omconnect.errors.MissingExtraError` naming the extra when it is missing)
+    and checks the native pass-through options, so a typo fails when the transport is
+    opened, naming the option.
+
+    Args:
+        settings: The transport's client settings.
+
+    """
+
+    name: ClassVar[str]
+    extra: ClassVar[str]
+
+    def __init__(self, settings: ClientSettings) -> None:
+        self.settings = settings
+
+    @abc.abstractmethod
+    def producer(self, options: Mapping[str, Any]) -> ProducerClient:
+        """A producer; ``options`` (native) override the settings' producer options."""
+
+    @abc.abstractmethod
+    def consumer(self, group: str | None, start: StartFrom,
+                 options: Mapping[str, Any]) -> ConsumerClient:
+        """A consumer in ``group`` (``None``: assign only), starting at ``start`` where
+        the group has no committed position.
+        """
+
+    @abc.abstractmethod
+    def admin(self) -> AdminClient:
+        """An admin client."""
