@@ -264,7 +264,8 @@ class Kit:
                 held = [consumer.assignment() for consumer in consumers]
             except NotImplementedError:
                 return received
-            if all(held) and set().union(*held) >= partitions:
+            every_member = all(held) or len(partitions) < len(consumers)
+            if every_member and set().union(*held) >= partitions:
                 return received
         return received
 
