@@ -178,7 +178,8 @@ class TransportProfile:
         ``conformance.*`` keys configure the kit: ``conformance.profile`` (a
         ``module:function`` returning a profile, called with ``workdir``),
         ``conformance.restart.command``, ``conformance.unreachable.config.<option>`` and
-        ``conformance.unreachable.timeout``. Without ``conformance.profile`` the
+        ``conformance.unreachable.timeout``, ``conformance.xfail.<case>`` (the reason a
+        case is expected to fail on this broker). Without ``conformance.profile`` the
         ``conformance_profile`` function of the transport package's ``testing`` module is
         used when there is one. The remaining keys are transport options (a
         ``<name>.`` prefix, as in worker configs, is removed) and override the profile's.
@@ -200,6 +201,8 @@ class TransportProfile:
                        if k.startswith("unreachable.config.")}
         if unreachable:
             profile.unreachable_config = unreachable
+        profile.expected_failures.update(
+            {k[len("xfail."):]: str(v) for k, v in kit.items() if k.startswith("xfail.")})
         if "unreachable.timeout" in kit:
             try:
                 profile.unreachable_timeout = float(kit["unreachable.timeout"])

@@ -26,12 +26,14 @@ def test_conformance_keys_configure_the_kit_and_the_rest_the_transport(tmp_path:
         "conformance:\n"
         "  restart.command: 'true'\n"
         "  unreachable.config.namespace: elsewhere\n"
-        "  unreachable.timeout: 2.5\n")
+        "  unreachable.timeout: 2.5\n"
+        "  xfail.test_seek_back_redelivers: the broker ignores seek\n")
     profile = TransportProfile.resolve(MemoryTransport, load_config_file(config), tmp_path)
     assert profile.config == {"namespace": "{tmp}", "default.partitions": 3}
     assert profile.broker == CommandBrokerControl(command="true")
     assert profile.unreachable_config == {"namespace": "elsewhere"}
     assert profile.unreachable_timeout == 2.5
+    assert profile.expected_failures == {"test_seek_back_redelivers": "the broker ignores seek"}
 
 
 def test_a_failing_restart_command_says_why() -> None:
