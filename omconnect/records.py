@@ -18,6 +18,7 @@ from omconnect.data.schema import Schema
 
 __all__ = [
     "ConnectRecord",
+    "ErrantSourceRecord",
     "JsonScalar",
     "RecordMetadata",
     "SinkRecord",
@@ -92,6 +93,30 @@ class SourceRecord(ConnectRecord):
 
     source_partition: Mapping[str, JsonScalar] = attrs.field(factory=dict)
     source_offset: Mapping[str, JsonScalar] = attrs.field(factory=dict)
+
+
+@attrs.frozen(slots=True, kw_only=True)
+class ErrantSourceRecord(SourceRecord):
+    """A record a source task could not read (e.g. a malformed line of its input),
+    returned by ``poll`` in its place so that the runtime handles it per
+    ``errors.tolerance``, like a record that failed conversion.
+
+    The runtime never converts, transforms or sends it. Under ``errors.tolerance=none``
+    the task fails (stage ``TASK_POLL``), its trace naming the record and ``error``. Under
+    ``all`` it is logged when ``errors.log.enable``, written to the dead-letter topic when
+    one is set (its key, value and headers serialised as for any record, plus the context
+    headers), and its ``source_offset`` is committed in order with the task's other
+    records once that write is acknowledged: a restart does not read it again.
+
+    Put where it failed into the record (e.g. headers naming the object and the line)
+    and into ``error``'s message. The runtime checks the exact type: do not subclass.
+
+    Attributes:
+        error: Why the record could not be read.
+
+    """
+
+    error: BaseException
 
 
 @attrs.frozen(slots=True, kw_only=True)

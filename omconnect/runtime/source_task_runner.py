@@ -32,7 +32,7 @@ from omconnect.errors import (
     RetriableError,
     SendError,
 )
-from omconnect.records import RecordMetadata, SourceRecord
+from omconnect.records import ErrantSourceRecord, RecordMetadata, SourceRecord
 from omconnect.runtime.dead_letter_queue import DeadLetterQueue
 from omconnect.runtime.record_conversion import SourceRecordSerializer, build_converters
 from omconnect.runtime.retry_with_tolerance import (
@@ -197,9 +197,14 @@ class SourceTaskRunner(TaskRunner):
                 "objects; it must return SourceRecord objects", connector=self.id.connector,
                 task=self.id.task)
         self.metrics.record_batch(len(records))
+        polled = records
+        errant: list[tuple[SourceRecord, Tolerated | None]] = []
+        if ErrantSourceRecord in map(type, records):
+            records, errant = self._errant(records)
         transforms = self._transforms
         assert transforms is not None
-        transformed: Sequence[Any] = records if transforms.empty else transforms.apply(records)
+        transformed: Sequence[Any] = records if transforms.empty or not records \
+            else transforms.apply(records)
         if transformed is records or all(type(r) is not Tolerated and r is not None
                                          for r in transformed):
             to_convert: Sequence[SourceRecord] = transformed
@@ -208,11 +213,36 @@ class SourceTaskRunner(TaskRunner):
         else:
             to_convert, origins, skipped = _split(records, transformed)
             self.metrics.filtered += sum(1 for _, t in skipped if t is None)
+        skipped.extend(errant)
         messages, origins = self._convert(to_convert, origins, skipped)
         with self._lock:
             if self._abandoned:
                 return
-            self._submit(records, messages, origins, skipped)
+            self._submit(polled, messages, origins, skipped)
+
+    def _errant(self, records: Sequence[SourceRecord]
+                ) -> tuple[list[SourceRecord], list[tuple[SourceRecord, Tolerated | None]]]:
+        """Split off the records the task could not read (:class:`ErrantSourceRecord`):
+        each is handled per ``errors.tolerance`` at stage ``TASK_POLL`` and never sent.
+
+        Returns:
+            The other records, in order; each errant record with how it was tolerated.
+
+        Raises:
+            ToleranceExceededError: ``errors.tolerance`` is ``none``.
+
+        """
+        kept: list[SourceRecord] = []
+        errant: list[tuple[SourceRecord, Tolerated | None]] = []
+        task_class = class_name(self.task)
+        for record in records:
+            if type(record) is ErrantSourceRecord:
+                errant.append((record, self._errors.failed(Failure(
+                    stage=Stage.TASK_POLL, executing_class=task_class, error=record.error,
+                    source_record=record, connector=self.id.connector, task=self.id.task))))
+            else:
+                kept.append(record)
+        return kept, errant
 
     def _convert(
         self,
