@@ -326,3 +326,17 @@ def unreachable_profile(workdir: Path) -> TransportProfile:
                             unreachable_config={"address": f"127.0.0.1:{port}",
                                                 "connect.timeout.ms": 1000},
                             unreachable_timeout=1.0)
+
+
+class LateJoiner(_Wrapping):
+    """A correct transport whose new groups start at the end of a topic, like a queue per
+    group declared on subscribe: the suite must subscribe before it sends.
+    """
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(self.inner.capabilities, new_subscriber_receives_old_messages=False)
+
+    def consumer(self, group: str | None = None, *, start: StartFrom = "earliest",
+                 options: Mapping[str, Any] | None = None) -> Consumer:
+        return self.inner.consumer(group, start="latest", options=options)

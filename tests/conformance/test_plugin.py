@@ -84,3 +84,11 @@ def test_embedded_transport_passes_the_suite(pytester: pytest.Pytester) -> None:
     assert seen["test_survives_process_restart"] == "pass"
     assert seen["test_member_killed_hands_over"] == "pass"
     assert seen["test_concurrent_writers_from_two_processes"] == "pass"
+
+
+def test_suite_subscribes_before_sending_where_new_groups_miss_old_messages(
+        pytester: pytest.Pytester) -> None:
+    result, data = run_suite(pytester, "--omconnect-transport", "broken_transports:LateJoiner",
+                             timeout=10)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()[-3000:]
+    assert outcomes(data)["test_new_group_receives_old_messages"] == "skip"

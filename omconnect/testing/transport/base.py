@@ -89,6 +89,7 @@ class Kit:
         self._transport: Transport | None = None
         self._closeables: list[Any] = []
         self._topics: list[str] = []
+        self._partitions: dict[str, int] = {}
 
     # -- the transport -------------------------------------------------------------
     @property
@@ -150,6 +151,7 @@ class Kit:
         finally:
             admin.close()
         self._topics.append(name)
+        self._partitions[name] = self.partitions(partitions)
         return name
 
     def group(self) -> str:
@@ -174,6 +176,24 @@ class Kit:
         """A new consumer of ``group`` subscribed to ``topics``."""
         consumer = self.consumer(group, start=start)
         consumer.subscribe(list(topics))
+        return consumer
+
+    def listening(self, group: str, topics: Sequence[str]) -> Consumer:
+        """A new consumer of ``group`` subscribed to ``topics`` (empty, new topics of this
+        case) and ready to receive what is sent from now on.
+
+        Cases subscribe before they send: on a transport without
+        ``new_subscriber_receives_old_messages`` (e.g. one queue per group, declared on
+        subscribe) a group only receives what is sent after it joined. There, this polls
+        until the consumer holds every partition of ``topics`` (when it reports its
+        assignment).
+        """
+        consumer = self.subscribed(group, topics)
+        if not self.capabilities.new_subscriber_receives_old_messages:
+            wanted = {TopicPartition(t, p) for t in topics
+                      for p in range(self._partitions.get(t, 1))}
+            early = self.wait_assigned([consumer], wanted)
+            assert not early, f"a new topic delivered {len(early)} messages nobody sent"
         return consumer
 
     def kv_store(self, namespace: str) -> KeyValueStore:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import signal
 from collections import defaultdict
 from collections.abc import Sequence
@@ -17,7 +18,7 @@ from omconnect.testing.transport import workers
 from omconnect.testing.transport.base import Kit, TransportCase, message_ids
 from omconnect.testing.waiting import Deadline
 from omconnect.transport.messages import Message
-from omconnect.transport.spi import RebalanceListener
+from omconnect.transport.spi import Consumer, RebalanceListener
 
 __all__ = ["DeliveryCases", "GroupCases"]
 
@@ -43,12 +44,11 @@ def _keys(count: int) -> list[bytes | None]:
 class DeliveryCases(TransportCase):
     """What a commit means, what happens without one, and replay."""
 
-    def _consume_and_commit_half(self, kit: Kit, topic: str, group: str, count: int
+    def _consume_and_commit_half(self, kit: Kit, consumer: Consumer, count: int
                                  ) -> set[bytes | None]:
         """Consume everything, commit the first half of each partition, close; return
         the values that were not committed.
         """
-        consumer = kit.subscribed(group, [topic])
         received = kit.receive(consumer, count)
         assert len(set(message_ids(received))) == count, \
             f"only {len(set(message_ids(received)))} of {count} messages arrived"
@@ -80,8 +80,8 @@ class DeliveryCases(TransportCase):
         """
         partitions = kit.partitions(2)
         topic, group, count = kit.topic(partitions), kit.group(), kit.count(60)
+        consumer = kit.listening(group, [topic])
         kit.produce(topic, _values(count, "m"), keys=_keys(count))
-        consumer = kit.subscribed(group, [topic])
         received = kit.receive(consumer, count)
         assert len(received) >= count, f"only {len(received)} of {count} arrived"
         consumer.commit(next_positions(received))
@@ -96,8 +96,9 @@ class DeliveryCases(TransportCase):
         """
         partitions = kit.partitions(2)
         topic, group, count = kit.topic(partitions), kit.group(), kit.count(60)
+        consumer = kit.listening(group, [topic])
         kit.produce(topic, _values(count, "u"), keys=_keys(count))
-        uncommitted = self._consume_and_commit_half(kit, topic, group, count)
+        uncommitted = self._consume_and_commit_half(kit, consumer, count)
         redelivered = self._reconsume(kit, topic, group, partitions)
         assert uncommitted - set(redelivered) == set(), \
             f"{len(uncommitted - set(redelivered))} uncommitted messages were not redelivered"
@@ -111,8 +112,9 @@ class DeliveryCases(TransportCase):
         kit.require(persistent=True)
         partitions = kit.partitions(2)
         topic, group, count = kit.topic(partitions), kit.group(), kit.count(40)
+        consumer = kit.listening(group, [topic])
         kit.produce(topic, _values(count, "r"), keys=_keys(count))
-        uncommitted = self._consume_and_commit_half(kit, topic, group, count)
+        uncommitted = self._consume_and_commit_half(kit, consumer, count)
         kit.reopen()
         redelivered = self._reconsume(kit, topic, group, partitions)
         assert set(redelivered) == uncommitted
@@ -122,10 +124,11 @@ class DeliveryCases(TransportCase):
         transport, when it is persistent.
         """
         kit.require(persistent=True)
-        topic, count = kit.topic(2), kit.count(50)
+        topic, group, count = kit.topic(2), kit.group(), kit.count(50)
+        kit.listening(group, [topic]).close()
         kit.produce(topic, _values(count, "p"), keys=_keys(count))
         kit.reopen()
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), count)
+        received = kit.receive(kit.subscribed(group, [topic]), count)
         assert set(message_ids(received)) == set(_values(count, "p"))
 
     def test_seek_back_redelivers(self, kit: Kit) -> None:
@@ -135,8 +138,8 @@ class DeliveryCases(TransportCase):
         kit.require(replayable=True)
         topic, count = kit.topic(), kit.count(30)
         values = _values(count, "s")
+        consumer = kit.listening(kit.group(), [topic])
         kit.produce(topic, values)
-        consumer = kit.subscribed(kit.group(), [topic])
         first = kit.receive(consumer, count)
         assert message_ids(first) == values
         consumer.seek(TopicPartition(topic, 0), first[0].offset or 0)
@@ -233,15 +236,18 @@ class GroupCases(TransportCase):
         kit.require(cross_process=True)
         group, count = kit.group(), kit.count(40)
         values = _values(count, "x")
-        kit.produce(topic, values, keys=[f"key{i}".encode() for i in range(count)])
         reports = workers.queue()
         child = workers.spawn(workers.consume_without_commit, kit.portable_factory(), topic,
                               group, reports)
+        early: list[Message] = []
         try:
-            first = reports.get(timeout=kit.settings.timeout * 2)
-            assert first, "the child consumer received nothing"
+            assert reports.get(timeout=kit.settings.timeout * 2) == "ready", \
+                "the child consumer did not join the group"
             survivor = kit.subscribed(group, [topic])
-            early = survivor.poll(100, 0.2)  # a fast rebalance may deliver some already
+            early = survivor.poll(100, 0.2)  # joining; a fast rebalance may deliver some
+            kit.produce(topic, values, keys=[f"key{i}".encode() for i in range(count)])
+            with contextlib.suppress(queue.Empty):  # the child may hold no partition now
+                reports.get(timeout=kit.settings.timeout)
         finally:
             if child.pid is not None:
                 with contextlib.suppress(ProcessLookupError):
@@ -259,9 +265,10 @@ class GroupCases(TransportCase):
         kit.require(consumer_groups=True)
         topic, count = kit.topic(2), kit.count(50)
         values = _values(count, "g")
+        groups = [kit.listening(kit.group(), [topic]) for _ in range(2)]
         kit.produce(topic, values, keys=_keys(count))
-        for _ in range(2):
-            received = kit.receive(kit.subscribed(kit.group(), [topic]), count)
+        for consumer in groups:
+            received = kit.receive(consumer, count)
             assert set(message_ids(received)) == set(values)
 
     def test_new_group_receives_old_messages(self, kit: Kit) -> None:

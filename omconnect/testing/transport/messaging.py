@@ -34,13 +34,13 @@ class MessagingCases(TransportCase):
         timestamp; a send is acknowledged with one RecordMetadata per message, in order.
         """
         topic = kit.topic(partitions=2)
+        consumer = kit.listening(kit.group(), [topic])
         count = kit.count(100)
         sent = [Message(topic, key=f"k{i % 7}".encode(), value=f"v{i}".encode(),
                         timestamp=1_700_000_000_000 + i) for i in range(count)]
         acks = kit.send(kit.producer(), sent)
         assert len(acks) == count, "one acknowledgement per message"
         assert all(ack.topic == topic and ack.partition is not None for ack in acks)
-        consumer = kit.subscribed(kit.group(), [topic])
         received = kit.receive(consumer, count)
         by_value = {m.value: m for m in received}
         missing = [m.value for m in sent if m.value not in by_value]
@@ -60,19 +60,21 @@ class MessagingCases(TransportCase):
         """TRANSPORT-3: headers arrive in order, with repeated keys, empty and null values."""
         kit.require(headers=True)
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         headers = (("trace", b"1"), ("empty", b""), ("trace", b"2"), ("null", None),
                    ("bin", bytes(range(256))))
         kit.send(kit.producer(), [Message(topic, value=b"h", headers=headers)])
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), 1)
+        received = kit.receive(consumer, 1)
         assert received, "the message never arrived"
         assert received[0].headers == headers
 
     def test_null_key(self, kit: Kit) -> None:
         """TRANSPORT-4: a message without a key is delivered with key ``None``."""
         topic = kit.topic(partitions=2)
+        consumer = kit.listening(kit.group(), [topic])
         kit.send(kit.producer(), [Message(topic, key=None, value=f"n{i}".encode())
                                   for i in range(10)])
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), 10)
+        received = kit.receive(consumer, 10)
         expected = sorted(f"n{i}".encode() for i in range(10))
         assert sorted(m.value or b"" for m in received) == expected
         assert all(m.key is None for m in received)
@@ -82,9 +84,10 @@ class MessagingCases(TransportCase):
         empty value.
         """
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         sent = [Message(topic, key=b"gone", value=None), Message(topic, key=b"empty", value=b"")]
         kit.send(kit.producer(), sent)
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), 2)
+        received = kit.receive(consumer, 2)
         assert {m.key: m.value for m in received} == {b"gone": None, b"empty": b""}
 
     def test_empty_and_binary_payloads(self, kit: Kit) -> None:
@@ -92,12 +95,13 @@ class MessagingCases(TransportCase):
         value, invalid UTF-8.
         """
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         payloads = [b"", bytes(range(256)), b"\xff\xfe\x00\x80", b"\x00" * 64]
         sent = [Message(topic, key=payload, value=bytes([i]) + payload)
                 for i, payload in enumerate(payloads)]
         sent.append(Message(topic, key=b"empty-value", value=b""))
         kit.send(kit.producer(), sent)
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(sent))
+        received = kit.receive(consumer, len(sent))
         assert sorted((m.key or b"", m.value or b"") for m in received) == \
             sorted((m.key or b"", m.value or b"") for m in sent), "payload bytes changed"
         assert sorted((m.key, m.value) for m in received) == \
@@ -110,9 +114,10 @@ class MessagingCases(TransportCase):
         limit = kit.capabilities.max_message_bytes
         size = ONE_MIB if limit is None else min(ONE_MIB, limit - 64)
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         value = bytes(i % 251 for i in range(size))
         kit.send(kit.producer(), [Message(topic, key=b"big", value=value)])
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), 1)
+        received = kit.receive(consumer, 1)
         assert received, f"a message of {size} bytes never arrived"
         assert received[0].value == value
 
@@ -124,6 +129,7 @@ class MessagingCases(TransportCase):
         if limit is None:
             pytest.skip("needs capability max_message_bytes (the transport declares no limit)")
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         batch = [Message(topic, value=b"small-before"),
                  Message(topic, value=b"x" * (limit + 1)),
                  Message(topic, value=b"small-after")]
@@ -132,7 +138,7 @@ class MessagingCases(TransportCase):
             producer.send(batch).result(timeout=kit.settings.timeout)
         assert str(limit) in str(caught.value), "the error names the limit"
         kit.send(producer, [Message(topic, value=b"marker")])
-        received = kit.receive_until(kit.subscribed(kit.group(), [topic]),
+        received = kit.receive_until(consumer,
                                      lambda got: b"marker" in message_ids(got))
         assert message_ids(received) == [b"marker"], \
             "nothing of a batch with a too-large message may be delivered"
@@ -142,6 +148,7 @@ class MessagingCases(TransportCase):
         duplicate nothing.
         """
         topic = kit.topic(partitions=4)
+        consumer = kit.listening(kit.group(), [topic])
         producers, per_producer = 20, kit.count(500)
         errors: list[BaseException] = []
 
@@ -163,7 +170,7 @@ class MessagingCases(TransportCase):
         assert not any(t.is_alive() for t in threads), "a producer thread hangs"
         assert not errors, f"sends failed: {errors[:3]}"
         expected = producers * per_producer
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), expected)
+        received = kit.receive(consumer, expected)
         values = message_ids(received)
         assert len(set(values)) == expected, \
             f"{expected - len(set(values))} of {expected} acknowledged messages were lost"
@@ -172,6 +179,7 @@ class MessagingCases(TransportCase):
     def test_close_flushes(self, kit: Kit) -> None:
         """TRANSPORT-10: closing a producer first delivers every message sent on it."""
         topic = kit.topic()
+        consumer = kit.listening(kit.group(), [topic])
         producer = kit.transport.producer()
         expected = []
         for batch in range(max(1, kit.count(200) // 20)):
@@ -180,7 +188,7 @@ class MessagingCases(TransportCase):
             expected.extend(values)
         run_bounded(lambda: producer.close(kit.settings.timeout), kit.settings.timeout + 5,
                     "Producer.close")
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(expected))
+        received = kit.receive(consumer, len(expected))
         lost = set(expected) - set(message_ids(received))
         assert not lost, f"{len(lost)} of {len(expected)} messages sent before close were lost"
 
@@ -211,13 +219,14 @@ class MessagingCases(TransportCase):
         """
         kit.require(ordered_per_key=True)
         topic = kit.topic(partitions=4)
+        consumer = kit.listening(kit.group(), [topic])
         keys, per_key = 16, kit.count(50)
         producer = kit.producer()
         sent = [Message(topic, key=f"key-{i % keys}".encode(),
                         value=f"{i % keys}:{i // keys}".encode()) for i in range(keys * per_key)]
         for start in range(0, len(sent), 64):  # several batches, interleaved keys
             kit.send(producer, sent[start:start + 64])
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(sent))
+        received = kit.receive(consumer, len(sent))
         assert len(received) >= len(sent), f"only {len(received)} of {len(sent)} arrived"
         sequences: dict[bytes | None, list[int]] = defaultdict(list)
         partitions: dict[bytes | None, set[int]] = defaultdict(set)
@@ -236,7 +245,7 @@ class MessagingCases(TransportCase):
         list (not a hang) when nothing arrives within its timeout.
         """
         topic = kit.topic()
-        consumer = kit.subscribed(kit.group(), [topic])
+        consumer = kit.listening(kit.group(), [topic])
         assert run_bounded(lambda: consumer.poll(10, 0.2), kit.settings.timeout,
                            "poll on an empty topic") == []
         kit.produce(topic, [f"m{i}".encode() for i in range(30)])
@@ -251,9 +260,9 @@ class MessagingCases(TransportCase):
     def test_topics_are_isolated(self, kit: Kit) -> None:
         """TRANSPORT-15: a consumer of one topic never receives another topic's messages."""
         first, second = kit.topic(), kit.topic()
+        consumer = kit.listening(kit.group(), [second])
         kit.produce(first, [b"first"])
         kit.produce(second, [b"second"])
-        consumer = kit.subscribed(kit.group(), [second])
         received = kit.receive(consumer, 1)
         received += kit.receive_quiet(consumer)
         assert message_ids(received) == [b"second"]
@@ -265,9 +274,10 @@ class MessagingCases(TransportCase):
         transport reports offsets).
         """
         topic = kit.topic(partitions=2)
+        consumer = kit.listening(kit.group(), [topic])
         acks = kit.produce(topic, [f"o{i}".encode() for i in range(40)],
                            keys=[f"k{i % 5}".encode() for i in range(40)])
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), 40)
+        received = kit.receive(consumer, 40)
         last: dict[int | None, int] = {}
         for message in received:
             assert message.partition is not None and message.offset is not None
@@ -307,7 +317,7 @@ class MessagingCases(TransportCase):
         from omconnect.transport.spi import Consumer
 
         topic = kit.topic()
-        consumer = kit.subscribed(kit.group(), [topic])
+        consumer = kit.listening(kit.group(), [topic])
         if type(consumer).wakeup is Consumer.wakeup:
             pytest.skip("needs Consumer.wakeup (optional SPI method, not implemented)")
         consumer.poll(10, 0.1)

@@ -39,12 +39,24 @@ def event() -> Any:
 
 def consume_without_commit(factory: Callable[[], Transport], topic: str, group: str,
                            reports: Any) -> None:
-    """Join ``group`` on ``topic`` and poll forever, reporting every value received and
-    never committing (the parent kills this process).
+    """Join ``group`` on ``topic``, report "ready" once the consumer holds a partition
+    (or after a few polls, when it cannot tell), then poll forever, reporting every batch
+    of values received and never committing (the parent kills this process).
     """
     transport = factory()
     consumer = transport.consumer(group, start="earliest")
     consumer.subscribe([topic])
+    for _ in range(300):
+        messages = consumer.poll(100, 0.1)
+        try:
+            joined = bool(consumer.assignment())
+        except NotImplementedError:
+            joined = True
+        if joined or messages:
+            break
+    reports.put("ready")
+    if messages:
+        reports.put([m.value for m in messages])
     while True:
         messages = consumer.poll(100, 0.2)
         if messages:
