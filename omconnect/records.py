@@ -13,6 +13,7 @@ from typing import Any, TypeAlias, TypeVar
 
 import attrs
 
+from omconnect._builders import builder
 from omconnect.data.headers import Headers
 from omconnect.data.schema import Schema
 
@@ -150,6 +151,19 @@ class SinkRecord(ConnectRecord):
         """The original topic and partition this record was read from."""
         assert self.original_topic is not None and self.original_partition is not None
         return TopicPartition(self.original_topic, self.original_partition)
+
+
+# Fast positional constructors for omconnect's own hot paths (see omconnect._builders):
+# every field, in definition order and final form (headers a Headers, originals set);
+# no defaults, converters or post-init run. About four times cheaper than the classes'
+# keyword constructors. Not public API: connectors use the classes.
+build_source_record = builder(SourceRecord)
+"""``build_source_record(topic, partition, key_schema, key, value_schema, value, timestamp,
+headers, source_partition, source_offset)``."""
+
+build_sink_record = builder(SinkRecord)
+"""``build_sink_record(topic, partition, key_schema, key, value_schema, value, timestamp,
+headers, offset, original_topic, original_partition, original_offset)``."""
 
 
 @attrs.frozen(slots=True)

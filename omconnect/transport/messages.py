@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import attrs
 
+from omconnect._builders import builder
+
 __all__ = ["Message", "TopicSpec", "WireHeaders"]
 
 WireHeaders = tuple[tuple[str, bytes | None], ...]
 """Headers as they travel: ordered (key, value) pairs, keys may repeat."""
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, weakref_slot=False)  # no weakref slot: see build_message
 class Message:
     """A message as the transport carries it: bytes in, bytes out.
 
@@ -44,6 +46,13 @@ class Message:
         for key, value in self.headers:
             size += len(key) + len(value or b"")
         return size
+
+
+# A fast positional constructor for omconnect's own hot paths (the runtime's serializer,
+# the embedded transport's decoder): every field, in definition order; see
+# omconnect._builders. Its fast form needs Message to have no weakref slot of its own.
+build_message = builder(Message)
+"""``build_message(topic, key, value, headers, timestamp, partition, offset)``."""
 
 
 @attrs.frozen(slots=True)
