@@ -20,6 +20,12 @@ class Converter(abc.ABC):
     Instances are used by one task thread. The batch methods are what the runtime calls;
     their defaults loop over the single-value methods, and a converter may override them
     for speed.
+
+    The runtime calls the *column* forms, :meth:`from_connect_columns` and
+    :meth:`to_connect_columns`: parallel lists of schemas and values instead of a
+    tuple or :class:`SchemaAndValue` per item. Their defaults go through the batch
+    methods; a converter whose output needs no per-item object (ByteArray, String, JSON)
+    overrides them and saves about half a microsecond per record.
     """
 
     config_def: ConfigDef = ConfigDef()
@@ -56,6 +62,38 @@ class Converter(abc.ABC):
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
         """:meth:`to_connect` for each item, in order."""
         return [self.to_connect(topic, item) for item in data]
+
+    def from_connect_columns(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for each ``(schemas[i], values[i])``, in order.
+
+        Args:
+            topic: The topic of every item.
+            schemas: The schema of each value (the same length as ``values``).
+            values: The values.
+
+        Raises:
+            DataError: An item cannot be serialised (which one is not said: the runtime
+                then converts item by item to find it).
+
+        """
+        return self.from_connect_batch(topic, list(zip(schemas, values, strict=True)))
+
+    def to_connect_columns(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[Sequence[Schema | None], Sequence[Any]]:
+        """:meth:`to_connect` for each item, as two parallel sequences.
+
+        Returns:
+            ``(schemas, values)``: the schema and the value read from each item, in order.
+
+        Raises:
+            DataError: An item cannot be read (the runtime then reads item by item).
+
+        """
+        pairs = self.to_connect_batch(topic, data)
+        return [p.schema for p in pairs], [p.value for p in pairs]
 
 
 class HeaderConverter(abc.ABC):

@@ -18,6 +18,8 @@ from omconnect.errors import DataError
 
 __all__ = ["ByteArrayConverter"]
 
+_PASSED_AS_IS = frozenset((bytes, type(None)))
+
 
 class ByteArrayConverter(Converter, HeaderConverter):
     """Passes bytes through.
@@ -56,6 +58,31 @@ class ByteArrayConverter(Converter, HeaderConverter):
     def to_connect_batch(self, topic: str, data: Sequence[bytes | None]) -> list[SchemaAndValue]:
         """:meth:`to_connect` for each item, in order."""
         return [SchemaAndValue(OPTIONAL_BYTES_SCHEMA, item) for item in data]
+
+    def from_connect_columns(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for each item; a batch of ``bytes`` (or ``None``) values
+        under one BYTES schema (or none) is checked and passed through at C speed.
+
+        Raises:
+            DataError: As :meth:`from_connect`.
+
+        """
+        n = len(values)
+        first = schemas[0] if n else None
+        if ((first is None or first.type is Type.BYTES) and schemas.count(first) == n
+                and _PASSED_AS_IS.issuperset(map(type, values))):
+            return list(values)
+        from_connect = self.from_connect
+        return [from_connect(topic, schema, value)
+                for schema, value in zip(schemas, values, strict=True)]
+
+    def to_connect_columns(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Schema | None], list[Any]]:
+        """``OPTIONAL_BYTES_SCHEMA`` for each item, and the items."""
+        return [OPTIONAL_BYTES_SCHEMA] * len(data), list(data)
 
     def from_connect_header(
         self, topic: str, key: str, schema: Schema | None, value: Any

@@ -13,7 +13,8 @@ Option: ``converter.encoding`` (``UTF-8``): any encoding Python knows (Java name
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from omconnect.config.definition import ConfigDef
@@ -111,6 +112,43 @@ class StringConverter(Converter, HeaderConverter):
                 "encoding the data was written in",
                 topic=topic,
             ) from None
+
+    def from_connect_columns(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for each item; a batch of strings is encoded in one pass.
+
+        Raises:
+            DataError: As :meth:`from_connect`.
+
+        """
+        if set(map(type, values)) == {str}:
+            try:
+                return list(map(str.encode, values, repeat(self._encoding)))
+            except UnicodeEncodeError:
+                pass  # item by item below, for the error naming the text
+        from_connect = self.from_connect
+        return [from_connect(topic, schema, value)
+                for schema, value in zip(schemas, values, strict=True)]
+
+    def to_connect_columns(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Schema | None], list[Any]]:
+        """``OPTIONAL_STRING_SCHEMA`` for each item, and the decoded texts; a batch of
+        ``bytes`` is decoded in one pass.
+
+        Raises:
+            DataError: As :meth:`to_connect`.
+
+        """
+        schemas: list[Schema | None] = [OPTIONAL_STRING_SCHEMA] * len(data)
+        if set(map(type, data)) == {bytes}:
+            try:
+                return schemas, list(map(bytes.decode, data, repeat(self._encoding)))  # type: ignore[arg-type]
+            except UnicodeDecodeError:
+                pass  # item by item below, for the error naming the bytes
+        to_connect = self.to_connect
+        return schemas, [to_connect(topic, item).value for item in data]
 
     def from_connect_header(
         self, topic: str, key: str, schema: Schema | None, value: Any

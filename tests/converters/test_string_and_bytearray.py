@@ -97,3 +97,44 @@ def test_a_non_bytes_value_is_refused_naming_its_type():
 def test_a_non_bytes_schema_is_refused_naming_it():
     with pytest.raises(DataError, match=r"needs a BYTES schema, got string"):
         ByteArrayConverter().from_connect("t", STRING_SCHEMA, b"x")
+
+
+# -- column forms (what the runtime calls) -------------------------------------------------
+
+def test_bytearray_columns_pass_bytes_through_and_convert_the_rest_as_single_calls():
+    converter = ByteArrayConverter()
+    values = [b"a", None, b""]
+    assert converter.from_connect_columns("t", [BYTES_SCHEMA] * 3, values) == values
+    mixed = [b"a", bytearray(b"b"), memoryview(b"c"), None]
+    assert converter.from_connect_columns("t", [None] * 4, mixed) == [
+        converter.from_connect("t", None, v) for v in mixed]
+    schemas, read = converter.to_connect_columns("t", [b"x", None])
+    assert list(schemas) == [OPTIONAL_BYTES_SCHEMA] * 2 and list(read) == [b"x", None]
+
+
+def test_bytearray_columns_refuse_what_from_connect_refuses():
+    converter = ByteArrayConverter()
+    with pytest.raises(DataError, match="needs bytes"):
+        converter.from_connect_columns("t", [None, None], [b"a", "text"])
+    with pytest.raises(DataError, match="BYTES schema"):
+        converter.from_connect_columns("t", [INT32_SCHEMA], [b"a"])
+
+
+def test_string_columns_agree_with_the_single_calls():
+    converter = _string()
+    values = ["héllo", "", None, 12, True]
+    schemas = [STRING_SCHEMA, STRING_SCHEMA, None, INT32_SCHEMA, None]
+    encoded = converter.from_connect_columns("t", schemas, values)
+    pairs = zip(schemas, values, strict=True)
+    assert encoded == [converter.from_connect("t", s, v) for s, v in pairs]
+    read_schemas, texts = converter.to_connect_columns("t", encoded)
+    assert list(read_schemas) == [OPTIONAL_STRING_SCHEMA] * 5
+    assert list(texts) == ["héllo", "", None, "12", "true"]
+
+
+def test_string_columns_name_undecodable_bytes_and_unencodable_text():
+    latin = _string(**{"converter.encoding": "ISO-8859-1"})
+    with pytest.raises(DataError, match="cannot encode"):
+        latin.from_connect_columns("t", [None, None], ["ok", "✓"])
+    with pytest.raises(DataError, match="not valid utf-8"):
+        _string().to_connect_columns("t", [b"ok", b"\xff"])
