@@ -9,7 +9,7 @@ failing records are retried, tolerated or reported, each with its stage.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
 from operator import attrgetter
@@ -20,16 +20,16 @@ import attrs
 from omconnect import plugins
 from omconnect.converters.base import Converter, HeaderConverter
 from omconnect.data.headers import Header, Headers
-from omconnect.data.struct import SchemaAndValue
+from omconnect.data.schema import Schema
 from omconnect.errors import ConfigError, PluginError
-from omconnect.records import SinkRecord, SourceRecord
+from omconnect.records import SinkRecord, SourceRecord, build_sink_record
 from omconnect.runtime.retry_with_tolerance import (
     RetryWithTolerance,
     Stage,
     Tolerated,
     class_name,
 )
-from omconnect.transport.messages import Message, WireHeaders
+from omconnect.transport.messages import Message, WireHeaders, build_message
 
 __all__ = [
     "Converters",
@@ -40,13 +40,15 @@ __all__ = [
 ]
 
 _ROLES = ("key.converter", "value.converter", "header.converter")
-_NO_KEY = (None, None)
-_KEY_ITEM = attrgetter("key_schema", "key")
-_VALUE_ITEM = attrgetter("value_schema", "value")
+_TOPIC = attrgetter("topic")
+_KEY_SCHEMA = attrgetter("key_schema")
+_KEY = attrgetter("key")
+_VALUE_SCHEMA = attrgetter("value_schema")
+_VALUE = attrgetter("value")
 _HEADERS = attrgetter("headers")
 _TIMESTAMP = attrgetter("timestamp")
 _PARTITION = attrgetter("partition")
-_NULL = SchemaAndValue(None, None)
+_OFFSET = attrgetter("offset")
 
 
 @attrs.frozen
@@ -145,20 +147,23 @@ def build_converters(connector: Mapping[str, Any], worker: Mapping[str, Any]) ->
     return Converters(key=built[0], value=built[1], header=built[2])
 
 
-def _topic_runs(items: Sequence[Any]) -> list[tuple[str, int, int]]:
-    """(topic, start, end) of each run of consecutive items with the same topic."""
-    runs: list[tuple[str, int, int]] = []
+def _topic_runs(items: Sequence[Any]) -> list[tuple[str, Sequence[Any]]]:
+    """(topic, items) of each run of consecutive items with the same topic."""
     n = len(items)
     if not n:
-        return runs
+        return []
+    topics = list(map(_TOPIC, items))
+    topic = topics[0]
+    if topics.count(topic) == n:  # the usual case, decided at C speed
+        return [(topic, items)]
+    runs: list[tuple[str, Sequence[Any]]] = []
     start = 0
-    topic = items[0].topic
     for i in range(1, n):
-        t = items[i].topic
+        t = topics[i]
         if t != topic:
-            runs.append((topic, start, i))
+            runs.append((topic, items[start:i]))
             start, topic = i, t
-    runs.append((topic, start, n))
+    runs.append((topic, items[start:n]))
     return runs
 
 
@@ -179,34 +184,35 @@ class SourceRecordSerializer:
         self.header_class = class_name(converters.header)
 
     def serialize(self, records: Sequence[SourceRecord]) -> list[Message]:
-        """Every record as a message, converted in batches per topic run.
+        """Every record as a message, converted in columns per topic run.
 
         Raises:
             Exception: Whatever a converter raised (then use :meth:`serialize_each`).
 
         """
         out: list[Message] = []
-        key_batch = self._key.from_connect_batch
-        value_batch = self._value.from_connect_batch
+        key_columns = self._key.from_connect_columns
+        value_columns = self._value.from_connect_columns
         empty = Headers.EMPTY
-        for topic, start, end in _topic_runs(records):
-            run = records[start:end] if (start, end) != (0, len(records)) else records
+        for topic, run in _topic_runs(records):
             n = len(run)
-            key_items = list(map(_KEY_ITEM, run))
+            key_schemas = list(map(_KEY_SCHEMA, run))
+            keys_in = list(map(_KEY, run))
             # A null key without a schema is None bytes for every converter: skip the calls.
-            if key_items.count(_NO_KEY) == n:
-                keys: Sequence[bytes | None] = repeat(None, n)  # type: ignore[assignment]
+            if keys_in.count(None) == n and key_schemas.count(None) == n:
+                keys: Iterable[bytes | None] = repeat(None, n)
             else:
-                keys = key_batch(topic, key_items)
-            values = value_batch(topic, list(map(_VALUE_ITEM, run)))
+                keys = key_columns(topic, key_schemas, keys_in)
+            values = value_columns(topic, list(map(_VALUE_SCHEMA, run)), list(map(_VALUE, run)))
             headers = list(map(_HEADERS, run))
-            if headers.count(empty) == n:
-                wire: Sequence[WireHeaders] = repeat((), n)  # type: ignore[assignment]
+            wire: Iterable[WireHeaders]
+            if headers.count(empty) == n:  # identity first: no Headers.__eq__ calls
+                wire = repeat((), n)
             else:
                 wire = [() if h is empty or not h else self._headers(topic, h)
                         for h in headers]
-            out.extend(map(Message, repeat(topic, n), keys, values, wire,
-                           map(_TIMESTAMP, run), map(_PARTITION, run)))
+            out.extend(map(build_message, repeat(topic, n), keys, values, wire,
+                           map(_TIMESTAMP, run), map(_PARTITION, run), repeat(None, n)))
         return out
 
     def serialize_one(self, record: SourceRecord) -> Message:
@@ -284,32 +290,40 @@ class MessageDeserializer:
         self.header_class = class_name(converters.header)
 
     def deserialize(self, messages: Sequence[Message]) -> list[SinkRecord]:
-        """Every message as a sink record, converted in batches per topic run.
+        """Every message as a sink record, converted in columns per topic run.
 
         Raises:
             Exception: Whatever a converter raised (then use :meth:`deserialize_each`).
 
         """
         out: list[SinkRecord] = []
-        append = out.append
-        key_batch = self._key.to_connect_batch
-        value_batch = self._value.to_connect_batch
-        for topic, start, end in _topic_runs(messages):
-            run = messages[start:end] if (start, end) != (0, len(messages)) else messages
-            raw_keys = [m.key for m in run]
+        key_columns = self._key.to_connect_columns
+        value_columns = self._value.to_connect_columns
+        empty = Headers.EMPTY
+        for topic, run in _topic_runs(messages):
+            n = len(run)
+            raw_keys = list(map(_KEY, run))
             # None bytes read as a null with no schema for every converter: skip the calls.
-            if raw_keys.count(None) == len(raw_keys):
-                keys: list[SchemaAndValue] = [_NULL] * len(raw_keys)
+            key_schemas: Iterable[Schema | None]
+            keys: Iterable[Any]
+            if raw_keys.count(None) == n:
+                key_schemas, keys = repeat(None, n), repeat(None, n)
             else:
-                keys = key_batch(topic, raw_keys)
-            values = value_batch(topic, [m.value for m in run])
-            for m, k, v in zip(run, keys, values, strict=True):
-                append(SinkRecord(
-                    topic=topic, partition=m.partition, key_schema=k.schema, key=k.value,
-                    value_schema=v.schema, value=v.value, timestamp=m.timestamp,
-                    headers=self._headers(topic, m.headers) if m.headers else Headers.EMPTY,
-                    offset=m.offset or 0, original_topic=topic, original_partition=m.partition,
-                    original_offset=m.offset))
+                key_schemas, keys = key_columns(topic, raw_keys)
+            value_schemas, values = value_columns(topic, list(map(_VALUE, run)))
+            wire = list(map(_HEADERS, run))
+            headers: Iterable[Headers]
+            if wire.count(()) == n:
+                headers = repeat(empty, n)
+            else:
+                headers = [self._headers(topic, h) if h else empty for h in wire]
+            partitions = list(map(_PARTITION, run))
+            offsets = list(map(_OFFSET, run))
+            if None in offsets:  # not from a consumer (which always sets it): as offset 0
+                offsets = [o or 0 for o in offsets]
+            out.extend(map(build_sink_record, repeat(topic, n), partitions, key_schemas, keys,
+                           value_schemas, values, map(_TIMESTAMP, run), headers, offsets,
+                           repeat(topic, n), partitions, offsets))
         return out
 
     def deserialize_each(

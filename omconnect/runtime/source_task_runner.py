@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from functools import partial
+from operator import attrgetter
 from typing import Any
 
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
@@ -53,6 +54,7 @@ __all__ = ["SourceTaskRunner"]
 
 _log = logging.getLogger(__name__)
 
+_TOPIC = attrgetter("topic")
 _SENT = 0
 _DEAD_LETTERED = 1
 _WAKE = 2
@@ -305,7 +307,7 @@ class SourceTaskRunner(TaskRunner):
 
     def _send(self, send: _Send) -> None:
         assert self._producer is not None
-        topics = {m.topic for m in send.messages}
+        topics = set(map(_TOPIC, send.messages))
         self.setup.topics.ensure(topics, self.setup.settings.topic_partitions)
         started = time.monotonic()
         attempt = 0
