@@ -89,7 +89,7 @@ class TooLargeContext:
 
 
 def translate(
-    exc: BaseException,
+    exc: BaseException | Any,
     action: str,
     *,
     too_large: TooLargeContext | None = None,
@@ -98,7 +98,8 @@ def translate(
     """The omconnect error for a client exception (an omconnect error is returned as is).
 
     Args:
-        exc: What the client raised or reported.
+        exc: What the client raised or reported (an exception, or a confluent-kafka
+            ``KafkaError`` as delivery reports carry it).
         action: What the transport was doing, e.g. ``"sending to the broker"``.
         too_large: Size and limit, to name them when the failure is "message too large".
         **context: Error context (topic, partition, offset, key).
@@ -109,9 +110,23 @@ def translate(
     """
     if isinstance(exc, ConnectError):
         return exc
+    if not isinstance(exc, BaseException):  # a confluent KafkaError from a delivery report
+        error = _map_confluent_error(exc, str(exc), action, too_large, context)
+        error.__cause__ = _kafka_exception(exc)
+        return error
     error = _map(exc, action, too_large, context)
     error.__cause__ = exc
     return error
+
+
+def _kafka_exception(error: Any) -> BaseException:
+    """A ``KafkaException`` carrying ``error``, to chain (the class is the library's)."""
+    try:
+        from confluent_kafka import KafkaException
+    except ImportError:  # pragma: no cover - the error came from confluent-kafka
+        return RuntimeError(str(error))
+    exception: BaseException = KafkaException(error)
+    return exception
 
 
 @contextlib.contextmanager
@@ -195,6 +210,14 @@ def _map_confluent(exc: BaseException, action: str, too_large: TooLargeContext |
     error: Any = exc.args[0] if exc.args else None
     if error is None or not callable(getattr(error, "code", None)):
         return TransportError(f"kafka: {action} failed: {exc}", **context)  # no KafkaError
+    return _map_confluent_error(error, str(exc), action, too_large, context)
+
+
+def _map_confluent_error(error: Any, fallback: str, action: str,
+                         too_large: TooLargeContext | None,
+                         context: dict[str, Any]) -> ConnectError:
+    if not callable(getattr(error, "code", None)):
+        return TransportError(f"kafka: {action} failed: {fallback}", **context)
     code = error.code()
     text = error.str() if callable(getattr(error, "str", None)) else str(error)
     message = f"kafka: {action}: {text}"

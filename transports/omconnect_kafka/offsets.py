@@ -146,7 +146,7 @@ class KafkaKeyValueStore(KeyValueStore):
             self._values[key] = value
 
     def _write(self, messages: list[Message]) -> list[RecordMetadata]:
-        ack = BatchAck(messages, lambda index, error: translate(
+        ack = BatchAck(messages, self._producer.acknowledgements, lambda index, error: translate(
             error, "writing the key/value store", topic=self.topic))
         self._producer.send(messages, ack)
         try:

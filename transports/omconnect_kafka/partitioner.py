@@ -69,16 +69,28 @@ class KeyPartitioner:
 
         """
         if key is not None:
-            value = self._memo.get(key)
-            if value is None:
-                if len(self._memo) >= self._memo_size:
-                    self._memo = {}
-                value = self._memo[key] = murmur2(key) & 0x7FFFFFFF
-            return partitions[value % len(partitions)]
+            return partitions[self.keyed(key, len(partitions))]
         current = self._sticky.get(topic)
         if current is None or current not in partitions:
             return self._next_sticky(topic, partitions, available, None)
         return current
+
+    def keyed(self, key: bytes, count: int) -> int:
+        """The partition of ``key`` in a topic of ``count`` partitions (Kafka's partition
+        ids are ``0 .. count - 1``): ``toPositive(murmur2(key)) % count``.
+        """
+        value = self._memo.get(key)
+        if value is None:
+            if len(self._memo) >= self._memo_size:
+                self._memo = {}
+            value = self._memo[key] = murmur2(key) & 0x7FFFFFFF
+        return value % count
+
+    def sticky(self, topic: str) -> int | None:
+        """The partition ``topic``'s key-less records go to now (``None`` before the
+        first).
+        """
+        return self._sticky.get(topic)
 
     def on_new_batch(
         self, topic: str, partitions: Sequence[int], available: Sequence[int], previous: int

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from typing import Any
 
 from omconnect.errors import MessageTooLargeError, TransportError, TransportTimeoutError
 from omconnect.records import RecordMetadata
@@ -121,19 +122,19 @@ class KafkaProducer(Producer):
             return done
         self._limit.check(batch)
         self._topics.ensure(set(map(_TOPIC, batch)))
-        if any(p is not None for p in map(_PARTITION, batch)):
+        if set(map(_PARTITION, batch)) != {None}:
             self._check_partitions(batch)
-        ack = BatchAck(batch, self._describe(batch))
+        ack = BatchAck(batch, self._client.acknowledgements, self._describe(batch))
         with self._cond:
             self._inflight += 1
         ack.future.add_done_callback(self._done)
         self._client.send(batch, ack)
         return ack.future
 
-    def _describe(self, batch: Sequence[Message]) -> Callable[[int, BaseException], Exception]:
+    def _describe(self, batch: Sequence[Message]) -> Callable[[int, Any], Exception]:
         limit = self._limit
 
-        def describe(index: int, error: BaseException) -> Exception:
+        def describe(index: int, error: Any) -> Exception:
             message = batch[index]
             return translate(error, "sending to the broker", too_large=limit.context(message),
                              topic=message.topic, partition=message.partition)

@@ -79,49 +79,59 @@ class ClientSettings:
 class BatchAck:
     """Gathers the acknowledgements of one batch into one future.
 
-    The driver reports every message of the batch exactly once — :meth:`acknowledged`
-    or :meth:`failed`, from any thread (usually the client's network thread) — or
-    :meth:`abandon` from the message on that it could not hand over. When the last
-    report arrives, :attr:`future` completes: with one
-    :class:`~omconnect.records.RecordMetadata` per message, in order, or with a
+    The driver reports every message of the batch exactly once — :meth:`report` (the
+    hot path: it stores the client's own delivery report as it is) or :meth:`failed`,
+    from any thread (usually the client's network thread) — or :meth:`abandon` from the
+    message on that it could not hand over. When the last report arrives, :attr:`future`
+    completes: with one :class:`~omconnect.records.RecordMetadata` per message, in order
+    (built from the stored reports in one pass by ``convert``), or with a
     :class:`~omconnect.errors.SendError` whose ``outcomes`` say which failed. Counting
-    uses no lock (``itertools.count`` is atomic), so a report costs well under a
-    microsecond.
+    uses no lock (``itertools.count`` is atomic), so a report costs a store and an
+    increment.
 
     Args:
         messages: The batch.
-        describe: Turns a client exception for message ``index`` into the omconnect
-            error to report.
+        convert: Turns the batch and the client's reports (one per message, in order)
+            into acknowledgements.
+        describe: Turns a client error for message ``index`` into the omconnect error
+            to report.
 
     """
 
-    __slots__ = ("_counter", "_describe", "_errors", "_messages", "_results", "future")
+    __slots__ = ("_convert", "_counter", "_describe", "_errors", "_messages", "_reports",
+                 "_size", "future")
 
     def __init__(
         self,
         messages: Sequence[Message],
-        describe: Callable[[int, BaseException], Exception],
+        convert: Callable[[Sequence[Message], list[Any]], list[RecordMetadata]],
+        describe: Callable[[int, Any], Exception],
     ) -> None:
         self._messages = messages
+        self._convert = convert
         self._describe = describe
-        self._results: list[RecordMetadata | None] = [None] * len(messages)
-        self._errors: dict[int, BaseException] = {}
+        self._size = len(messages)
+        self._reports: list[Any] = [None] * self._size
+        self._errors: dict[int, Any] = {}
         self._counter = itertools.count(1)
         self.future: Future[list[RecordMetadata]] = Future()
         self.future.set_running_or_notify_cancel()
 
-    def acknowledged(self, index: int, partition: int, offset: int | None,
-                     timestamp: int | None) -> None:
-        """Message ``index`` is stored at ``partition``/``offset``."""
-        self._results[index] = RecordMetadata(self._messages[index].topic, partition,
-                                              offset, timestamp)
-        if next(self._counter) == len(self._results):
+    def report(self, index: int, error: Any, native: Any = None) -> None:
+        """The client's report for message ``index``: ``error`` (``None`` when stored)
+        and its own record of where it stored the message.
+        """
+        if error is None:
+            self._reports[index] = native
+        else:
+            self._errors[index] = error
+        if next(self._counter) == self._size:
             self._finish()
 
-    def failed(self, index: int, error: BaseException) -> None:
-        """Message ``index`` was not stored (``error`` is the client's exception)."""
+    def failed(self, index: int, error: Any) -> None:
+        """Message ``index`` was not stored (``error`` as the client reported it)."""
         self._errors[index] = error
-        if next(self._counter) == len(self._results):
+        if next(self._counter) == self._size:
             self._finish()
 
     def abandon(self, index: int, error: BaseException) -> None:
@@ -130,30 +140,39 @@ class BatchAck:
         """
         self._errors[index] = error
         skipped = TransportError(f"not sent: message {index} of the batch failed first")
-        for later in range(index + 1, len(self._results)):
+        for later in range(index + 1, self._size):
             self._errors[later] = skipped
-        for _ in range(len(self._results) - index):
-            if next(self._counter) == len(self._results):
+        for _ in range(self._size - index):
+            if next(self._counter) == self._size:
                 self._finish()
 
     def _finish(self) -> None:
-        if not self._errors:
-            self.future.set_result(self._results)  # type: ignore[arg-type]
-            return
-        outcomes: list[Any] = list(self._results)
-        first: Exception | None = None
-        for index in sorted(self._errors):
-            error = self._errors[index]
-            described = error if isinstance(error, TransportError) and not isinstance(
-                error, SendError) else self._describe(index, error)
-            outcomes[index] = described
-            if first is None:
-                first = described
-        failed = len(self._errors)
-        error = SendError(f"{failed} of {len(outcomes)} messages of the batch were not "
-                          f"stored; first: {first}", outcomes)
-        error.__cause__ = first
-        self.future.set_exception(error)
+        try:
+            if not self._errors:
+                self.future.set_result(self._convert(self._messages, self._reports))
+                return
+            outcomes: list[Any] = [None] * self._size
+            stored = [i for i in range(self._size) if i not in self._errors]
+            if stored:
+                converted = self._convert([self._messages[i] for i in stored],
+                                          [self._reports[i] for i in stored])
+                for i, metadata in zip(stored, converted, strict=True):
+                    outcomes[i] = metadata
+            first: Exception | None = None
+            for index in sorted(self._errors):
+                error = self._errors[index]
+                described = error if isinstance(error, TransportError) and not isinstance(
+                    error, SendError) else self._describe(index, error)
+                outcomes[index] = described
+                if first is None:
+                    first = described
+            failure = SendError(f"{len(self._errors)} of {self._size} messages of the batch "
+                                f"were not stored; first: {first}", outcomes)
+            failure.__cause__ = first
+            self.future.set_exception(failure)
+        except BaseException as exc:  # never leave the future pending
+            if not self.future.done():
+                self.future.set_exception(exc)
 
 
 class ProducerClient(abc.ABC):
@@ -163,8 +182,17 @@ class ProducerClient(abc.ABC):
     def send(self, messages: Sequence[Message], ack: BatchAck) -> None:
         """Hand ``messages`` to the client in order, each reported to ``ack``.
 
-        If the client refuses message ``i`` at once, call ``ack.abandon(i, exc)`` and
-        return; never raise after handing over any message.
+        Report each message with ``ack.report(index, error, native)`` (``native``: the
+        client's own delivery report, later given to :meth:`acknowledgements`) or
+        ``ack.failed``. If the client refuses message ``i`` at once, call
+        ``ack.abandon(i, exc)`` and return; never raise after handing over any message.
+        """
+
+    @abc.abstractmethod
+    def acknowledgements(self, messages: Sequence[Message], reports: list[Any]
+                         ) -> list[RecordMetadata]:
+        """The acknowledgements of ``messages`` from the client's delivery reports (as
+        given to :meth:`BatchAck.report`), in one pass.
         """
 
     @abc.abstractmethod

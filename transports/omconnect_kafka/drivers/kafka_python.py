@@ -22,14 +22,15 @@ every header value), so such a message fails with an
 from __future__ import annotations
 
 import functools
-import logging
+import itertools
+import operator
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from omconnect import plugins
 from omconnect.errors import UnsupportedOperationError
-from omconnect.records import TopicPartition
+from omconnect.records import RecordMetadata, TopicPartition
 from omconnect.transport.messages import Message, TopicSpec
 from omconnect.transport.spi import RebalanceListener, StartFrom
 from omconnect_kafka.drivers.base import (
@@ -46,7 +47,11 @@ from omconnect_kafka.partitioner import KeyPartitioner
 
 __all__ = ["KafkaPythonDriver"]
 
-_log = logging.getLogger(__name__)
+_KEY = operator.attrgetter("key")
+_VALUE = operator.attrgetter("value")
+_HEADERS = operator.attrgetter("headers")
+_TIMESTAMP = operator.attrgetter("timestamp")
+_OFFSET = operator.attrgetter("offset")
 
 _SECURITY = {
     "security.protocol": "security_protocol",
@@ -176,8 +181,13 @@ def _partitioner_class(kafka: Any) -> Callable[[KeyPartitioner], Any]:
             partitions = cluster.partitions_for_topic(topic)
             if not partitions:
                 raise ValueError(f"Topic {topic} not found in ClusterMetadata")
+            if serialized_key is not None:  # the hot path: no sorting, a memoised hash
+                return self._partitioner.keyed(serialized_key, len(partitions))
+            current = self._partitioner.sticky(topic)
+            if current is not None and current in partitions:
+                return current
             return self._partitioner.partition(
-                topic, serialized_key, sorted(partitions),
+                topic, None, sorted(partitions),
                 sorted(cluster.available_partitions_for_topic(topic) or ()))
 
         def on_new_batch(self, topic: str, cluster: Any, prev_partition: int) -> None:
@@ -189,16 +199,6 @@ def _partitioner_class(kafka: Any) -> Callable[[KeyPartitioner], Any]:
                     prev_partition)
 
     return _KeyPartitioner
-
-
-def _report(ack: BatchAck, index: int, result: Any) -> None:
-    """A record future's callback and errback: pass its outcome to the batch."""
-    if isinstance(result, BaseException):
-        ack.failed(index, result)
-    else:
-        timestamp = result.timestamp
-        ack.acknowledged(index, result.partition, result.offset,
-                         None if timestamp is None or timestamp < 0 else timestamp)
 
 
 def _null_header(message: Message) -> str | None:
@@ -220,9 +220,12 @@ class KafkaPythonProducer(ProducerClient):
         self._producer = producer
 
     def send(self, messages: Sequence[Message], ack: BatchAck) -> None:
-        """Send each message; its future reports to ``ack``."""
+        """Send each message; its future reports to ``ack`` (the callback stores
+        kafka-python's RecordMetadata, the errback the exception).
+        """
         send = self._producer.send
         partial = functools.partial
+        report, failed = ack.report, ack.failed
         for index, message in enumerate(messages):
             headers = message.headers
             if headers:
@@ -241,9 +244,15 @@ class KafkaPythonProducer(ProducerClient):
             except Exception as exc:
                 ack.abandon(index, exc)
                 return
-            report = partial(_report, ack, index)
-            future.add_callback(report)
-            future.add_errback(report)
+            future.add_callback(partial(report, index, None))
+            future.add_errback(partial(failed, index))
+
+    def acknowledgements(self, messages: Sequence[Message], reports: list[Any]
+                         ) -> list[RecordMetadata]:
+        """kafka-python's RecordMetadata (partition, offset, timestamp) as omconnect's."""
+        return [RecordMetadata(m.topic, r.partition, r.offset,
+                               None if r.timestamp is None or r.timestamp < 0 else r.timestamp)
+                for m, r in zip(messages, reports, strict=True)]
 
     def partition_count(self, topic: str) -> int | None:
         """Partitions of ``topic`` from the producer's metadata."""
@@ -360,14 +369,19 @@ class KafkaPythonConsumer(ConsumerClient):
             error, bridge.error = bridge.error, None
             raise ListenerFailed(error)
         messages: list[Message] = []
-        append = messages.append
         for tp, records in fetched.items():
-            topic, partition = tp.topic, tp.partition
-            for r in records:
-                timestamp = r.timestamp
-                append(Message(topic, r.key, r.value, tuple(r.headers) if r.headers else (),
-                               None if timestamp is None or timestamp < 0 else timestamp,
-                               partition, r.offset))
+            # Field by field at C speed; only Message itself is built in Python.
+            count = len(records)
+            stamps = list(map(_TIMESTAMP, records))
+            timestamps: Iterable[int | None] = (
+                stamps if None not in stamps and min(stamps, default=0) >= 0
+                else [None if t is None or t < 0 else t for t in stamps])
+            headers: Iterable[tuple[tuple[str, bytes | None], ...]] = (
+                [tuple(h) if h else () for h in map(_HEADERS, records)]
+                if any(map(_HEADERS, records)) else itertools.repeat((), count))
+            messages += map(Message, itertools.repeat(tp.topic, count), map(_KEY, records),
+                            map(_VALUE, records), headers, timestamps,
+                            itertools.repeat(tp.partition, count), map(_OFFSET, records))
         return messages
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
