@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 from omconnect.records import JsonScalar, SourceRecord
@@ -29,6 +30,8 @@ __all__ = ["PartitionKey", "Submission", "SubmittedRecords"]
 
 PartitionKey = tuple[tuple[str, JsonScalar], ...]
 """A hashable source partition: its sorted (key, value) pairs."""
+
+_SOURCE_PARTITION = attrgetter("source_partition")
 
 
 class _Run:
@@ -47,22 +50,45 @@ class _Run:
 class Submission:
     """The records of one poll, tracked until everything they wait for completed.
 
+    It keeps their number, not the records: a completed submission waits in the runs'
+    queues until the next offset flush, and holding a poll's records that long would keep
+    every record of a flush interval alive (and make each full garbage collection walk
+    them).
+
     Attributes:
-        records: The records as polled (before transforms).
+        count: How many records were polled (before transforms).
         waiting: How many acknowledgements are outstanding (a send, dead-letter writes).
 
     """
 
-    __slots__ = ("records", "waiting")
+    __slots__ = ("count", "waiting")
 
-    def __init__(self, records: Sequence[SourceRecord]) -> None:
-        self.records = records
+    def __init__(self, count: int) -> None:
+        self.count = count
         self.waiting = 0
 
     @property
     def complete(self) -> bool:
         """Whether nothing is outstanding."""
         return self.waiting <= 0
+
+
+def _runs(partitions: list[Mapping[str, JsonScalar]]) -> list[tuple[int, int]]:
+    """(start, end) of each run of consecutive equal source partitions."""
+    bounds = []
+    n = len(partitions)
+    i = 0
+    while i < n:
+        partition = partitions[i]
+        j = i + 1
+        while j < n:
+            other = partitions[j]
+            if other is not partition and other != partition:
+                break
+            j += 1
+        bounds.append((i, j))
+        i = j
+    return bounds
 
 
 class SubmittedRecords:
@@ -75,18 +101,14 @@ class SubmittedRecords:
 
     def submit(self, records: Sequence[SourceRecord]) -> Submission:
         """Track ``records`` (one poll, in order); set ``waiting`` on the result."""
-        submission = Submission(records)
-        runs = self._runs
         n = len(records)
-        i = 0
-        while i < n:
-            partition = records[i].source_partition
-            j = i + 1
-            while j < n:
-                other = records[j].source_partition
-                if other is not partition and other != partition:
-                    break
-                j += 1
+        submission = Submission(n)
+        runs = self._runs
+        partitions = list(map(_SOURCE_PARTITION, records))
+        # The usual poll has one source partition: decided at C speed (identity first).
+        bounds = [(0, n)] if n and partitions.count(partitions[0]) == n else _runs(partitions)
+        for i, j in bounds:
+            partition = partitions[i]
             key = tuple(sorted(partition.items()))
             run = _Run(submission, partition, records[j - 1].source_offset, j - i)
             queue = runs.get(key)
@@ -94,13 +116,12 @@ class SubmittedRecords:
                 runs[key] = deque((run,))
             else:
                 queue.append(run)
-            i = j
         self.in_flight += n
         return submission
 
     def completed(self, submission: Submission) -> None:
         """Note that ``submission`` is complete (for the in-flight count)."""
-        self.in_flight -= len(submission.records)
+        self.in_flight -= submission.count
 
     def committable(self) -> tuple[dict[PartitionKey, tuple[Mapping[str, JsonScalar],
                                                             Mapping[str, Any]]], int]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 
 import pytest
 from conftest import eventually, read_topic, source_config
@@ -55,6 +57,25 @@ def test_equal_partitions_from_different_dicts_are_one_partition():
     safe, covered = submitted.committable()
     assert {k: v[1] for k, v in safe.items()} == {(("f", "a"),): {"p": 3}}
     assert covered == 4
+
+
+def test_tracking_does_not_keep_submitted_records_alive_until_the_offset_flush():
+    # Completed submissions wait in the tracker until the next offset flush; holding
+    # their records that long made memory grow with the flush interval.
+    submitted = SubmittedRecords()
+    records = _records({"f": "a"}, 0, 3) + _records({"f": "b"}, 0, 2)
+    alive = [weakref.ref(r) for r in records]
+    submission = submitted.submit(records)
+    submission.waiting = 0
+    submitted.completed(submission)
+    del records
+    gc.collect()
+    assert [ref() for ref in alive] == [None] * 5
+    assert submitted.in_flight == 0
+    safe, covered = submitted.committable()
+    assert {k: v[1] for k, v in safe.items()} == {
+        (("f", "a"),): {"position": 3}, (("f", "b"),): {"position": 2}}
+    assert covered == 5
 
 
 def test_held_acknowledgement_keeps_offsets_behind_it_and_restart_resumes_there(gated_config):
