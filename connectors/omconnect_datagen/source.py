@@ -26,13 +26,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import repeat
 from typing import Any
 
 from omconnect import __version__
 from omconnect.config import ConfigDef, ConfigType, Importance, OneOf, Range
 from omconnect.connector import SourceConnector, SourceTask
-from omconnect.records import JsonScalar, SourceRecord
+from omconnect.data.headers import Headers
+from omconnect.records import JsonScalar, SourceRecord, build_source_record
 from omconnect_datagen.quickstarts import BLOCK, QUICKSTARTS, Block, block_rng
 
 __all__ = ["DatagenConnector", "DatagenTask"]
@@ -249,20 +251,15 @@ class DatagenTask(SourceTask):
         partition = self._partition
         values = block.values[i:i + count]
         sequences = range(made + 1, made + count + 1)
-        if key_schema is None and block.timestamps is None:  # payload: the cheapest record
-            records.extend([
-                SourceRecord(topic=topic, value_schema=value_schema, value=value,
-                             source_partition=partition, source_offset={"sequence": n})
-                for value, n in zip(values, sequences, strict=True)])
-        else:
-            times = block.timestamps[i:i + count] if block.timestamps is not None \
-                else [None] * count
-            records.extend([
-                SourceRecord(topic=topic, key_schema=key_schema, key=key,
-                             value_schema=value_schema, value=value, timestamp=timestamp,
-                             source_partition=partition, source_offset={"sequence": n})
-                for key, value, timestamp, n in zip(block.keys[i:i + count], values, times,
-                                                    sequences, strict=True)])
+        times: Iterable[int | None] = repeat(None, count) if block.timestamps is None \
+            else block.timestamps[i:i + count]
+        # omconnect's internal fast constructor (every field given, in final form): a
+        # generator's job is to cost next to nothing per record.
+        records.extend(map(build_source_record, repeat(topic, count), repeat(None, count),
+                           repeat(key_schema, count), block.keys[i:i + count],
+                           repeat(value_schema, count), values, times,
+                           repeat(Headers.EMPTY, count), repeat(partition, count),
+                           [{"sequence": n} for n in sequences]))
         self._made = made + count
 
     def stop(self) -> None:
