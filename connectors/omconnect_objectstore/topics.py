@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Callable
 from typing import Any
 
 from omconnect.errors import ConfigError
@@ -106,10 +105,3 @@ class TopicTemplate:
                                       key="topic")
                 values[field] = value
         return self.template.format(**values)
-
-    def resolver(self) -> Callable[[str], str]:
-        """:meth:`topic_for`, or a constant function for a fixed topic."""
-        fixed = self._fixed
-        if fixed is not None:
-            return lambda _name: fixed
-        return self.topic_for
