@@ -1,0 +1,174 @@
+"""Reading a transport that cannot replay (RabbitMQ classic queues): at-least-once.
+
+Spark's micro-batch model needs offsets it can hand back to the source after a crash to
+get the same records again. A non-replayable transport has none, so the driver reads in
+a consumer group instead:
+
+* ``latestOffset`` polls the group (at most ``maxRecordsPerTrigger`` records, or the
+  read limit Spark gives, default 10 x ``fetchMaxRecords``) into a buffer on the driver,
+  as the next chunk, and returns ``{"omconnect.batch": n}``: a counter, not a position in
+  the transport.
+* ``partitions`` ships the chunk's messages to the executors inside the input partitions
+  (split every ``fetchMaxRecords``); nothing is re-read from the transport there.
+* ``commit(end)``, and the next ``latestOffset(start)`` (Spark asks for it only after the
+  previous batch's output and commit log are written), commit to the group every chunk up
+  to that offset: only then does the transport consider those messages consumed
+  (RabbitMQ acknowledges them). Spark's asynchronous progress tracking, which overlaps
+  batches, is not supported in this mode.
+
+The window, stated exactly: messages are committed after Spark committed the batch's
+output. If the driver dies after a batch's output was committed but before the group
+commit, the transport delivers those messages again and they are written again
+(duplicates). If it dies earlier, Spark re-runs the logged batch after the restart; the
+buffer is gone, so that batch is filled with what the group delivers now (messages it
+had delivered but not seen committed come again, possibly in another batch). No message
+is lost: nothing is committed before its batch's output is.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from omconnect.errors import ConfigError
+from omconnect.records import TopicPartition
+from omconnect.transport.messages import Message
+from omconnect.transport.spi import Consumer, Transport
+from omconnect_spark._pyspark import ReadMaxRows
+from omconnect_spark.options import ReadOptions
+from omconnect_spark.reading import MessagesPartition
+
+__all__ = ["BATCH_KEY", "GroupReader"]
+
+_log = logging.getLogger(__name__)
+
+BATCH_KEY = "omconnect.batch"
+"""The one key of a group-mode offset: the number of the last chunk."""
+
+_POLL_TIMEOUT_S = 0.5
+
+
+class GroupReader:
+    """The driver side of a group-mode stream read (one per query, on Spark's driver).
+
+    Args:
+        options: The read options.
+
+    """
+
+    def __init__(self, options: ReadOptions) -> None:
+        self._options = options
+        self._transport: Transport | None = None
+        self._consumer: Consumer | None = None
+        self._chunks: dict[int, list[Message]] = {}
+        self._drained = False
+
+    def open(self, transport: Transport) -> None:
+        """Join the group on ``transport`` (kept until :meth:`close`).
+
+        Raises:
+            ConfigError: ``startingOffsets`` gives offsets per partition, which a group
+                cannot start from.
+
+        """
+        options = self._options
+        if options.starting is not None and options.starting.kind == "specific":
+            raise ConfigError(
+                f"transport {options.transport.name!r} cannot replay, so a query reads it in "
+                f"consumer group {options.group_id!r}, which starts where the group left off "
+                "(or at earliest/latest for a new group); startingOffsets JSON needs a "
+                "replayable transport — use earliest or latest", key="startingOffsets")
+        _log.warning(
+            "transport %r cannot replay: reading %s in group %r at-least-once (messages are "
+            "committed after Spark commits each batch; a driver crash between the two "
+            "delivers them again). Use a replayable transport for exactly-once reads.",
+            options.transport.name, list(options.topics), options.group_id)
+        start = "latest" if options.starting is None or options.starting.kind == "latest" \
+            else "earliest"
+        self._transport = transport
+        self._consumer = transport.consumer(options.group_id, start=start)  # type: ignore[arg-type]
+        self._consumer.subscribe(list(options.topics))
+
+    def initial_offset(self) -> dict[str, Any]:
+        """The first chunk number."""
+        return {BATCH_KEY: 0}
+
+    def latest_offset(self, start: Mapping[str, Any], limit: Any,
+                      available_now: bool) -> dict[str, Any]:
+        """Commit the chunks up to ``start``, then poll the next chunk; ``start`` again
+        when nothing came.
+
+        Spark's micro-batch loop runs one batch at a time and writes a batch's commit log
+        before it asks for the next end offset, so every chunk up to ``start`` is in the
+        sink's committed output here. Committing them now (Spark itself calls
+        ``commit`` only when it constructs a further batch) keeps a query that stops after
+        its last batch (``Trigger.AvailableNow``) from leaving that batch uncommitted.
+        """
+        number = _chunk_number(start)
+        self.commit(start)
+        if available_now and self._drained:
+            return {BATCH_KEY: number}
+        if isinstance(limit, ReadMaxRows):
+            wanted = int(limit.max_rows)
+        else:
+            wanted = self._options.max_records_per_trigger or 10 * self._options.fetch_max_records
+        messages = self._poll(wanted)
+        if not messages:
+            self._drained = True
+            return {BATCH_KEY: number}
+        self._chunks[number + 1] = messages
+        return {BATCH_KEY: number + 1}
+
+    def partitions(self, start: Mapping[str, Any], end: Mapping[str, Any]) -> list[Any]:
+        """The messages of the chunks after ``start`` up to ``end``, in input partitions."""
+        first, last = _chunk_number(start), _chunk_number(end)
+        messages: list[Message] = []
+        for number in range(first + 1, last + 1):
+            chunk = self._chunks.get(number)
+            if chunk is None:  # logged before a restart: the buffer died with the driver
+                _log.warning("batch chunk %d was logged by a previous run; filling it with "
+                             "what the group delivers now (at-least-once)", number)
+                chunk = self._chunks[number] = self._poll(
+                    self._options.max_records_per_trigger
+                    or 10 * self._options.fetch_max_records)
+            messages += chunk
+        size = self._options.fetch_max_records
+        return [MessagesPartition(messages[i:i + size]) for i in range(0, len(messages), size)]
+
+    def commit(self, end: Mapping[str, Any]) -> None:
+        """Commit to the group every chunk up to ``end``; forget them."""
+        last = _chunk_number(end)
+        positions: dict[TopicPartition, int] = {}
+        for number in sorted(n for n in self._chunks if n <= last):
+            for message in self._chunks.pop(number):
+                tp = TopicPartition(message.topic, message.partition)  # type: ignore[arg-type]
+                positions[tp] = max(positions.get(tp, 0), message.offset + 1)  # type: ignore[operator]
+        if positions and self._consumer is not None:
+            self._consumer.commit(positions)
+
+    def close(self) -> None:
+        """Leave the group (uncommitted messages go back to the transport)."""
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            consumer.close()
+
+    def _poll(self, wanted: int) -> list[Message]:
+        assert self._consumer is not None
+        messages: list[Message] = []
+        while len(messages) < wanted:
+            batch = self._consumer.poll(min(self._options.fetch_max_records,
+                                            wanted - len(messages)), _POLL_TIMEOUT_S)
+            if not batch:
+                break
+            messages += batch
+        return messages
+
+
+def _chunk_number(offset: Mapping[str, Any]) -> int:
+    try:
+        return int(offset[BATCH_KEY])
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(f"not a group-mode offset of the omconnect source: {dict(offset)!r}; "
+                         "was the checkpoint written while the transport could replay? Use "
+                         "a new checkpointLocation") from None

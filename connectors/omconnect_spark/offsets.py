@@ -1,0 +1,234 @@
+"""Offsets of a replayable read: a position per (topic, partition), as Spark checkpoints them.
+
+A streaming query's offset is the JSON object ``{"orders": {"0": 1200, "1": 980}}``: for
+each partition, the offset of the next record to read (the same shape as Spark's Kafka
+source). Spark writes the start and end of every micro-batch to its checkpoint before the
+batch runs, so a restarted query reads exactly the same ranges again.
+
+This module is pure planning (no transport): converting offsets to and from that JSON,
+cutting a batch down to ``maxRecordsPerTrigger`` and splitting ranges into Spark
+partitions. :class:`PartitionCatalog` asks the transport which partitions exist and where
+their logs begin and end.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from omconnect.errors import ConfigError, ConnectError
+from omconnect.records import TopicPartition
+from omconnect.transport.spi import Admin, Consumer, Transport
+from omconnect_spark.options import EARLIEST, LATEST, OffsetSpec, TransportSettings
+
+__all__ = [
+    "DataLossError",
+    "OffsetRange",
+    "PartitionCatalog",
+    "PartitionOffsets",
+    "limit_offsets",
+    "offsets_from_json",
+    "offsets_to_json",
+    "plan_ranges",
+    "report_data_loss",
+]
+
+_log = logging.getLogger(__name__)
+
+PartitionOffsets = dict[TopicPartition, int]
+"""The next offset to read, per partition."""
+
+
+class DataLossError(ConnectError):
+    """Records a query should read are gone or never arrived (``failOnDataLoss=true``)."""
+
+
+def report_data_loss(message: str, *, fail: bool, **context: Any) -> None:
+    """Raise :class:`DataLossError`, or log a warning when ``fail`` is false.
+
+    Raises:
+        DataLossError: ``fail`` is true.
+
+    """
+    if fail:
+        raise DataLossError(f"{message}. Set failOnDataLoss=false to skip what is missing "
+                            "and go on", **context)
+    _log.warning("%s; going on (failOnDataLoss=false)", message)
+
+
+def offsets_to_json(offsets: Mapping[TopicPartition, int]) -> dict[str, dict[str, int]]:
+    """``{topic: {"partition": offset}}``, topics and partitions in order."""
+    result: dict[str, dict[str, int]] = {}
+    for tp in sorted(offsets):
+        result.setdefault(tp.topic, {})[str(tp.partition)] = int(offsets[tp])
+    return result
+
+
+def offsets_from_json(data: Mapping[str, Any]) -> PartitionOffsets:
+    """The inverse of :func:`offsets_to_json`.
+
+    Raises:
+        ValueError: ``data`` is not offsets JSON of this source (for example a checkpoint
+            written by another source).
+
+    """
+    offsets: PartitionOffsets = {}
+    try:
+        for topic, partitions in data.items():
+            for number, offset in partitions.items():
+                offsets[TopicPartition(topic, int(number))] = int(offset)
+    except (AttributeError, TypeError, ValueError) as exc:
+        raise ValueError(f"not an omconnect offsets object: {dict(data)!r} ({exc}); was the "
+                         "checkpoint written by another source?") from None
+    return offsets
+
+
+@attrs.frozen(slots=True)
+class OffsetRange:
+    """The records of one partition from ``start`` up to, not including, ``end``."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+    @property
+    def topic_partition(self) -> TopicPartition:
+        """The partition."""
+        return TopicPartition(self.topic, self.partition)
+
+    @property
+    def size(self) -> int:
+        """How many offsets the range spans."""
+        return max(0, self.end - self.start)
+
+
+def plan_ranges(
+    start: Mapping[TopicPartition, int],
+    end: Mapping[TopicPartition, int],
+    *,
+    max_per_range: int | None = None,
+) -> list[OffsetRange]:
+    """The non-empty ranges from ``start`` to ``end``, each at most ``max_per_range`` long.
+
+    A partition in ``end`` but not in ``start`` is new: it is read from offset 0 (a
+    reader that finds its log starting later reports data loss, as Spark's Kafka source
+    does). A partition whose end lies before its start is skipped (the caller reported it).
+    """
+    ranges: list[OffsetRange] = []
+    for tp in sorted(end):
+        first, last = start.get(tp, 0), end[tp]
+        if last <= first:
+            continue
+        step = max_per_range or (last - first)
+        for begin in range(first, last, step):
+            ranges.append(OffsetRange(tp.topic, tp.partition, begin, min(begin + step, last)))
+    return ranges
+
+
+def limit_offsets(
+    start: Mapping[TopicPartition, int], latest: Mapping[TopicPartition, int], max_records: int
+) -> PartitionOffsets:
+    """``latest``, cut down so the batch holds at most ``max_records`` records.
+
+    Each partition gets a share in proportion to its backlog (as Spark's Kafka source
+    shares ``maxOffsetsPerTrigger``), rounded deterministically so the shares add up to
+    ``max_records`` exactly. Partitions without backlog keep their latest offset.
+    """
+    backlog = {tp: latest[tp] - start.get(tp, 0) for tp in latest}
+    total = sum(lag for lag in backlog.values() if lag > 0)
+    if total <= max_records:
+        return dict(latest)
+    shares = {tp: lag * max_records // total for tp, lag in backlog.items() if lag > 0}
+    remainder = max_records - sum(shares.values())
+    by_fraction = sorted(shares, key=lambda tp: (-(backlog[tp] * max_records % total), tp))
+    for tp in by_fraction:
+        if remainder <= 0:
+            break
+        if shares[tp] < backlog[tp]:
+            shares[tp] += 1
+            remainder -= 1
+    return {tp: start.get(tp, 0) + shares[tp] if tp in shares else latest[tp] for tp in latest}
+
+
+class PartitionCatalog:
+    """Which partitions the topics have and where their logs begin and end, asked of the
+    transport on Spark's driver.
+
+    Clients are opened on first use (never when the reader is built: Spark pickles
+    readers) and kept until :meth:`close`.
+
+    Args:
+        settings: The transport to ask.
+        topics: The topics read.
+
+    """
+
+    def __init__(self, settings: TransportSettings, topics: Sequence[str]) -> None:
+        self._settings = settings
+        self._topics = tuple(topics)
+        self._transport: Transport | None = None
+        self._admin: Admin | None = None
+        self._consumer: Consumer | None = None
+
+    @property
+    def transport(self) -> Transport:
+        """The transport (opened on first use)."""
+        if self._transport is None:
+            self._transport = self._settings.open()
+        return self._transport
+
+    def partitions(self) -> list[TopicPartition]:
+        """Every partition of the topics that exist now, in order."""
+        if self._admin is None:
+            self._admin = self.transport.admin()
+        listed = self._admin.list_topics()
+        return [TopicPartition(topic, number) for topic in self._topics if topic in listed
+                for number in range(listed[topic].partitions)]
+
+    def ranges(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
+        """(first offset kept, next offset) of each partition."""
+        if self._consumer is None:
+            self._consumer = self.transport.consumer(None)
+        return {tp: self._consumer.offset_range(tp) for tp in partitions}
+
+    def latest(self) -> PartitionOffsets:
+        """The next offset of every partition."""
+        return {tp: bounds[1] for tp, bounds in self.ranges(self.partitions()).items()}
+
+    def resolve(self, spec: OffsetSpec, *, option: str) -> PartitionOffsets:
+        """The offsets ``spec`` means now, for every existing partition.
+
+        Raises:
+            ConfigError: ``spec`` names a partition that does not exist (naming
+                ``option``).
+
+        """
+        existing = self.partitions()
+        missing = sorted(set(spec.offsets) - set(existing))
+        if missing:
+            names = ", ".join(str(tp) for tp in missing)
+            raise ConfigError(f"{option} names {names}, which does not exist; the topics "
+                              f"have {', '.join(str(tp) for tp in existing) or 'no partitions'}",
+                              key=option)
+        bounds = self.ranges(existing)
+        resolved: PartitionOffsets = {}
+        for tp in existing:
+            wanted = spec.wanted(tp)
+            first, next_offset = bounds[tp]
+            resolved[tp] = (first if wanted == EARLIEST else next_offset if wanted == LATEST
+                            else wanted)
+        return resolved
+
+    def close(self) -> None:
+        """Close the clients. Idempotent; the catalog reopens them if used again."""
+        for closable in (self._consumer, self._admin, self._transport):
+            if closable is not None:
+                try:
+                    closable.close()
+                except Exception:  # closing is best effort
+                    _log.debug("closing %r failed", closable, exc_info=True)
+        self._transport = self._admin = self._consumer = None
