@@ -1,0 +1,137 @@
+"""Connect values (schema + value) to Arrow columns, for the Spark Parquet sink.
+
+With a schema, a key or value gets the matching Arrow type (Spark reads it back as the
+matching Spark type):
+
+==================  ==============================================
+Connect             Arrow / Spark
+==================  ==============================================
+INT8 .. INT64       int8 .. int64 / tinyint .. bigint
+FLOAT32, FLOAT64    float32, float64 / float, double
+BOOLEAN             bool / boolean
+STRING              string
+BYTES               binary
+ARRAY               list / array
+MAP                 map / map
+STRUCT              struct / struct (fields in schema order)
+Decimal             decimal128(precision, scale) / decimal (precision from the
+                    ``connect.decimal.precision`` parameter, else 38)
+Date                date32 / date
+Time                string ``HH:MM:SS.ffffff`` (Spark has no time-of-day type)
+Timestamp           timestamp[us, UTC] / timestamp
+==================  ==============================================
+
+Without a schema (schemaless JSON, or a converter that gives none) the column is
+``string`` (or ``binary``, see ``schemaless.column.type``): text as it is, bytes as UTF-8
+text, anything else as JSON text.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import decimal
+import json
+from typing import Any
+
+from omconnect.data.logical import DATE, DECIMAL, SCALE, TIME, TIMESTAMP
+from omconnect.data.schema import Schema, Type
+from omconnect.data.struct import Struct
+from omconnect.errors import DataError
+
+__all__ = ["arrow_type_of", "schemaless_values", "to_arrow_value"]
+
+DECIMAL_PRECISION = "connect.decimal.precision"
+DEFAULT_DECIMAL_PRECISION = 38
+
+
+def arrow_type_of(schema: Schema) -> Any:
+    """The Arrow type of values of ``schema``.
+
+    Raises:
+        DataError: A map's key schema is optional (Spark map keys cannot be null) or the
+            type is not known.
+
+    """
+    import pyarrow as pa
+
+    if schema.name == DECIMAL:
+        params = schema.parameters
+        precision = int(params.get(DECIMAL_PRECISION, DEFAULT_DECIMAL_PRECISION))
+        return pa.decimal128(min(precision, 38), int(params.get(SCALE, "0")))
+    if schema.name == DATE:
+        return pa.date32()
+    if schema.name == TIME:
+        return pa.string()
+    if schema.name == TIMESTAMP:
+        return pa.timestamp("us", tz="UTC")
+    primitive = {
+        Type.INT8: pa.int8(), Type.INT16: pa.int16(), Type.INT32: pa.int32(),
+        Type.INT64: pa.int64(), Type.FLOAT32: pa.float32(), Type.FLOAT64: pa.float64(),
+        Type.BOOLEAN: pa.bool_(), Type.STRING: pa.string(), Type.BYTES: pa.binary(),
+    }
+    if schema.type in primitive:
+        return primitive[schema.type]
+    if schema.type is Type.ARRAY:
+        assert schema.value_schema is not None
+        return pa.list_(arrow_type_of(schema.value_schema))
+    if schema.type is Type.MAP:
+        assert schema.key_schema is not None and schema.value_schema is not None
+        return pa.map_(arrow_type_of(schema.key_schema), arrow_type_of(schema.value_schema))
+    if schema.type is Type.STRUCT:
+        return pa.struct([pa.field(f.name, arrow_type_of(f.schema), nullable=True)
+                          for f in schema.fields])
+    raise DataError(f"no Arrow type for schema {schema}")
+
+
+def to_arrow_value(value: Any, schema: Schema | None) -> Any:
+    """``value`` as Arrow takes it for ``arrow_type_of(schema)``: structs as dicts,
+    times as text, recursively.
+    """
+    if value is None or schema is None:
+        return value
+    if schema.name == TIME and isinstance(value, dt.time):
+        return value.isoformat(timespec="microseconds")
+    if schema.type is Type.STRUCT and isinstance(value, Struct):
+        return {f.name: to_arrow_value(value.get(f.name), f.schema) for f in schema.fields}
+    if schema.type is Type.ARRAY:
+        return [to_arrow_value(item, schema.value_schema) for item in value]
+    if schema.type is Type.MAP:
+        return [(to_arrow_value(k, schema.key_schema), to_arrow_value(v, schema.value_schema))
+                for k, v in value.items()]
+    return value
+
+
+def schemaless_values(values: list[Any], *, binary: bool) -> list[Any]:
+    """Schemaless values for a ``string`` (or ``binary``) column."""
+    if binary:
+        return [v if v is None or isinstance(v, bytes)
+                else v.encode("utf-8") if isinstance(v, str)
+                else _json(v).encode("utf-8") for v in values]
+    return [v if v is None or isinstance(v, str)
+            else _utf8(v) if isinstance(v, (bytes, bytearray))
+            else _json(v) for v in values]
+
+
+def _utf8(data: bytes | bytearray) -> str:
+    try:
+        return bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        raise DataError("a schemaless value is bytes that are not UTF-8 text; set "
+                        "schemaless.column.type=binary to store bytes as they are") from None
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=_json_default, separators=(",", ":"), ensure_ascii=False)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Struct):
+        return value.to_dict()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, (dt.date, dt.time, dt.datetime)):
+        return value.isoformat()
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    raise TypeError(f"cannot write {type(value).__name__} as JSON")
