@@ -174,3 +174,8 @@ class RecordMetadata:
     partition: int
     offset: int | None
     timestamp: int | None = None
+
+
+build_record_metadata = builder(RecordMetadata)
+"""``build_record_metadata(topic, partition, offset, timestamp)``: the fast positional
+constructor transports use to acknowledge batches (see :func:`build_source_record`)."""
