@@ -2,15 +2,17 @@
 
 Order of events:
 
-1. The worker config and every connector config are loaded and validated completely; if
+1. The garbage collector's thresholds are raised for a worker's allocation pattern
+   (:func:`~omconnect.runtime.tune_gc`; ``--python-gc`` keeps CPython's).
+2. The worker config and every connector config are loaded and validated completely; if
    anything is wrong, every problem is printed (file, key, fix) and the command exits with
    status 2 before any connector starts.
-2. The configs are stored (created, or replacing a stored config of the same name), then
+3. The configs are stored (created, or replacing a stored config of the same name), then
    the worker starts every stored connector: those given here, and any created earlier
    (e.g. through the REST API) on the same transport and storage namespaces.
-3. While running: on a terminal, one live progress line per task; otherwise a structured
+4. While running: on a terminal, one live progress line per task; otherwise a structured
    ``progress`` log line per task every ``--status-interval`` seconds.
-4. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
+5. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
    ``task.shutdown.graceful.timeout.ms`` and commit what is safe. A second signal exits at
    once (what was not committed is delivered again next time).
 
@@ -21,6 +23,7 @@ stopped, or the worker could not run; 2 for invalid configs or options.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import logging
 import os
@@ -39,7 +42,7 @@ from omconnect.cli.progress import LiveDisplay, ProgressTracker, TaskProgress
 from omconnect.config.files import load_config_file
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError, MissingExtraError
-from omconnect.runtime import StandaloneHerder
+from omconnect.runtime import StandaloneHerder, tune_gc
 
 __all__ = ["add_parser", "run"]
 
@@ -79,6 +82,9 @@ def add_parser(subparsers: Any) -> None:
     parser.add_argument("--log-level", default="INFO",
                         choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                         help="lowest level logged (default INFO)")
+    parser.add_argument("--python-gc", action="store_true",
+                        help="keep CPython's garbage-collector thresholds instead of the "
+                        "worker's higher ones (see docs/performance.md)")
     parser.set_defaults(run=run)
 
 
@@ -109,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     display = LiveDisplay(sys.stderr) if live else None
     configure_logging(level=args.log_level, log_format=args.log_format,
                       write=display.write_log if display is not None else None)
+    gc_thresholds = None if args.python_gc else tune_gc()
     try:
         try:
             start_rest = _rest_starter() if args.rest_port is not None else None
@@ -123,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
         return _Runner(herder, names, args, display, start_rest).run()
     finally:
         remove_cli_logging()
+        if gc_thresholds is not None:  # for callers of main() in a longer-lived process
+            gc.set_threshold(*gc_thresholds)
 
 
 def _prepare(worker_path: str, connector_paths: list[str]

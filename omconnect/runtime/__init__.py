@@ -11,6 +11,7 @@ from omconnect.runtime.connector_config import (
     ConfigValidation,
     validate_connector_config,
 )
+from omconnect.runtime.gc_tuning import WORKER_GC_THRESHOLDS, tune_gc
 from omconnect.runtime.herder import StandaloneHerder
 from omconnect.runtime.herder_errors import (
     ConnectorExistsError,
@@ -34,6 +35,7 @@ __all__ = [
     "COMMON_CONFIG_DEF",
     "SINK_CONFIG_DEF",
     "WORKER_CONFIG_DEF",
+    "WORKER_GC_THRESHOLDS",
     "ConfigValidation",
     "ConnectorExistsError",
     "ConnectorInfo",
@@ -50,5 +52,6 @@ __all__ = [
     "TaskStatus",
     "ToleranceExceededError",
     "WorkerConfig",
+    "tune_gc",
     "validate_connector_config",
 ]
