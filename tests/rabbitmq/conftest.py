@@ -9,14 +9,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from rabbitmq_helpers import FAST_GROUPS
 
 pytest.importorskip("pika")
 
 from omconnect_rabbitmq.testing import BrokerHandle, ensure_server_running, start_broker
 from omconnect_rabbitmq.transport import RabbitMQTransport
-
-FAST_GROUPS = {"heartbeat.interval.ms": 200, "session.timeout.ms": 2000}
-"""Short group timeouts so take-over cases finish in seconds."""
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import FAST_GROUPS
 from omconnect_rabbitmq.testing import BrokerHandle
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect.testing.profile import TransportFactory, UnreachableBroker
 from omconnect.testing.transport import Kit, KitSettings, TransportConformance

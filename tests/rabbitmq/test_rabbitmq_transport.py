@@ -12,10 +12,10 @@ from typing import Any
 
 import pika
 import pytest
-from conftest import FAST_GROUPS
 from omconnect_rabbitmq import topology
 from omconnect_rabbitmq.testing import BrokerHandle, rabbitmqctl
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect import plugins
 from omconnect.errors import (

@@ -256,8 +256,13 @@ class IoConnection:
     def _run(self) -> None:
         try:
             self._ioloop.start()
+        except Exception:  # a bug in a callback: log it, never die silently
+            _log.exception("%s: the I/O loop failed", self.name)
         finally:
+            self._closing = True
             self._stopped.set()
+            with contextlib.suppress(Exception):
+                self._ioloop.close()
 
     def _open(self) -> None:
         try:
@@ -311,6 +316,9 @@ class IoConnection:
     def _open_failed(self, _connection: Any, exc: BaseException) -> None:
         error = translate(exc, action=f"connecting for {self.name}", target=self.target,
                           timeout=self.settings.timeout)
+        if self._closing:
+            self._ioloop.stop()
+            return
         if not self._opened.done():
             self._opened.set_exception(error)
             self._ioloop.stop()
@@ -351,10 +359,12 @@ class IoConnection:
 
         def shut() -> None:
             connection = self._connection
-            if connection is not None and (connection.is_open or connection.is_opening):
-                with contextlib.suppress(Exception):
-                    connection.close()
+            if connection is not None and not (connection.is_closed or connection.is_closing):
+                try:
+                    connection.close()  # its close callback stops the loop
                     return
+                except Exception as exc:
+                    _log.debug("%s: closing the connection failed: %s", self.name, exc)
             self._ioloop.stop()
 
         with contextlib.suppress(Exception):
@@ -385,7 +395,13 @@ class IoConnection:
             except Exception:
                 _log.exception("%s: work on the I/O thread failed", self.name)
 
-        self._ioloop.add_callback_threadsafe(run)
+        self._hand_over(run)
+
+    def _hand_over(self, work: Callable[[], None]) -> None:
+        try:
+            self._ioloop.add_callback_threadsafe(work)
+        except Exception as exc:  # the loop stopped under us
+            raise IllegalStateError(f"the {self.name} connection is closed") from exc
 
     def call(self, work: Callable[[], Any], *, timeout: float | None = None,
              action: str = "") -> Any:
@@ -416,7 +432,7 @@ class IoConnection:
         limit = self.settings.timeout if timeout is None else timeout
         if self.on_loop():
             raise IllegalStateError("IoConnection.call from the I/O thread would deadlock")
-        self._ioloop.add_callback_threadsafe(run)
+        self._hand_over(run)
         try:
             return outer.result(timeout=limit)
         except FutureTimeout:

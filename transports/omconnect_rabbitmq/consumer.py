@@ -76,8 +76,8 @@ _RANGE_QUIET = 0.2
 
 
 class _Reader:
-    """One partition's channel and buffer. ``buffer`` is shared with the loop (under the
-    consumer's lock); the rest is loop state unless said otherwise.
+    """One partition's channel and buffer. ``buffer`` is shared with the loop (deque
+    appends and pops are atomic); the rest is loop state unless said otherwise.
     """
 
     def __init__(self, tp: TopicPartition, stream: bool, queue: str) -> None:
@@ -301,9 +301,9 @@ class RabbitMQConsumer(LogConsumer):
             offset = reader.base + method.delivery_tag - 1
             entry = (method.delivery_tag, to_message(tp.topic, tp.partition, offset,
                                                      properties, body))
-        with self._lock:
-            reader.buffer.append(entry)
-        self._signal.set()
+        reader.buffer.append(entry)  # deque appends and pops are atomic: no lock needed
+        if not self._signal.is_set():
+            self._signal.set()
 
     def _close_reader(self, reader: _Reader) -> None:
         """Close the reader's channel: unacknowledged classic deliveries go back to the
@@ -329,10 +329,13 @@ class RabbitMQConsumer(LogConsumer):
             self._restart(reader, offset)  # a seek, or the channel was lost
             return []
         taken: list[tuple[int, Message]] = []
-        with self._lock:
-            buffer = reader.buffer
-            while buffer and len(taken) < limit:
-                taken.append(buffer.popleft())
+        buffer = reader.buffer
+        pop = buffer.popleft
+        try:
+            for _ in range(min(limit, len(buffer))):
+                taken.append(pop())
+        except IndexError:  # cleared by the I/O thread meanwhile (channel lost)
+            pass
         if not taken:
             return []
         last_tag = taken[-1][0]

@@ -68,7 +68,10 @@ def _reply(exc: BaseException) -> tuple[int | None, str]:
         return code, str(text or "")
     if exc.args and isinstance(exc.args[0], BaseException):
         return _reply(exc.args[0])
-    return None, str(exc) or type(exc).__name__
+    attempts = getattr(exc, "exceptions", None)  # pika's AMQPConnectionWorkflowFailed
+    if isinstance(attempts, list) and attempts and isinstance(attempts[-1], BaseException):
+        return _reply(attempts[-1])
+    return None, str(exc) or repr(exc)
 
 
 def translate(

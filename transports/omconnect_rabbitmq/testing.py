@@ -47,11 +47,16 @@ import time
 import urllib.parse
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from omconnect.testing.profile import TransportProfile
 
 __all__ = [
     "BrokerHandle",
     "BrokerStartError",
     "RabbitmqctlError",
+    "conformance_profile",
     "ensure_server_running",
     "rabbitmqctl",
     "start_broker",
@@ -338,3 +343,46 @@ def start_broker(
         handle.stop()
         raise
     return handle
+
+
+STREAM_MODE_LIMITS = {
+    "test_replay_from_offset": "RabbitMQ publisher confirms carry no stream offset, so "
+                               "acknowledgements report offset None",
+}
+"""Kit cases that cannot pass on RabbitMQ stream topics, with the reason."""
+
+
+def conformance_profile(workdir: Path) -> TransportProfile:
+    """The kit's profile for ``omconnect conformance --transport rabbitmq``.
+
+    Creates a private vhost (deleted at the end of the run), restarts the RabbitMQ
+    application for the broker-restart case, and points the unreachable-broker case at a
+    closed port. The transport runs with ``streams=true``: most kit cases make a fresh
+    group *after* producing, which classic topics (a group receives only what is published
+    after its queues exist) do not support; ``tests/rabbitmq`` runs classic mode with the
+    groups declared first.
+
+    Args:
+        workdir: Unused (RabbitMQ keeps its own data directory).
+
+    """
+    from omconnect.testing.profile import TransportProfile
+
+    ensure_server_running()
+    broker = start_broker(workdir)
+    with socket.socket() as probe:
+        probe.bind((DEFAULT_HOST, 0))
+        closed_port = probe.getsockname()[1]
+    profile = TransportProfile(
+        config={"url": broker.url, "streams": True, "heartbeat.interval.ms": 200,
+                "session.timeout.ms": 2000},
+        broker=broker,
+        unreachable_config={"url": f"amqp://guest:guest@{DEFAULT_HOST}:{closed_port}/%2F",
+                            "connection.timeout.ms": 3000},
+        unreachable_timeout=3.0,
+        stop=broker.stop,
+    )
+    expected = getattr(profile, "expected_failures", None)
+    if isinstance(expected, dict):
+        expected.update(STREAM_MODE_LIMITS)
+    return profile
