@@ -3,7 +3,8 @@
 Usage::
 
     python benchmarks/pipeline.py [--transport embedded|memory] [--records 1000000]
-        [--rss-records 5000000] [--size 100] [--batch 1000]
+        [--rss-records 5000000] [--size 100] [--batch 1000] [--repeat 3]
+        [--gc worker|python]
 
 Three measurements, each in a fresh subprocess (so each peak RSS is its own):
 
@@ -19,18 +20,28 @@ Three measurements, each in a fresh subprocess (so each peak RSS is its own):
    a worker's memory must not grow with the number of records it moved (target: within
    10% of the 1,000,000-record run).
 
-Prints records/s of both, their ratio (target on embedded: runtime >= 0.9 x raw) and the
-peak RSS of each worker; the last line is one JSON object with those figures. ``--profile
-FILE`` writes a cProfile of the runtime run (every thread) for ``python -m pstats``.
+Raw and runtime runs alternate ``--repeat`` times and the medians are reported, wall
+clock and CPU time (all threads) alike: on a shared machine the wall clock mostly says
+how busy the machine was, CPU time what the code costs. Both kinds of child run with the
+same garbage-collector thresholds: by default those ``omconnect standalone`` sets
+(``--gc worker``, :func:`omconnect.runtime.tune_gc`), or CPython's (``--gc python``).
+
+Prints records/s of both, their ratio by wall clock and by CPU time (target on embedded:
+runtime >= 0.9 x raw), each worker's peak RSS, and for the runtime the CPU seconds of
+each thread and of the garbage collector; the last line is one JSON object with those
+figures. ``--profile FILE`` writes a cProfile of the runtime run (every thread) for
+``python -m pstats``.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -45,6 +56,47 @@ from omconnect.records import TopicPartition
 def peak_rss_mib() -> float:
     """Peak resident set size of this process, in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _thread_cpu() -> dict[str, float]:
+    """CPU seconds of each live thread of this process, by thread name (Linux only)."""
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    tick = os.sysconf("SC_CLK_TCK")
+    cpu: dict[str, float] = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return cpu
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = names.get(int(tid), f"thread-{tid}")
+        cpu[name] = cpu.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return cpu
+
+
+class _GcClock:
+    """CPU seconds spent in garbage collections while it is installed."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections = 0
+        self._started: dict[int, float] = {}
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, _info: dict[str, Any]) -> None:
+        key = threading.get_ident()
+        if phase == "start":
+            self._started[key] = time.thread_time()
+        elif key in self._started:
+            self.seconds += time.thread_time() - self._started.pop(key)
+            self.collections += 1
+
+    def remove(self) -> None:
+        gc.callbacks.remove(self._note)
 
 
 def _transport(name: str, workdir: Path) -> Any:
@@ -87,6 +139,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
             failure.append(exc)
 
     total = n_batches * args.batch
+    collector = _GcClock()
     started = time.perf_counter()
     cpu = time.process_time()
     thread = threading.Thread(target=produce)
@@ -101,13 +154,15 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
         consumer.commit({TopicPartition(topic, last.partition or 0): (last.offset or 0) + 1})
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
+    collector.remove()
     thread.join()
     if failure:
         raise failure[0]
     consumer.close()
     transport.close()
     return {"records": total, "seconds": elapsed, "cpu_seconds": cpu,
-            "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib()}
+            "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
+            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections}
 
 
 def run_runtime(args: argparse.Namespace) -> dict[str, float]:
@@ -130,6 +185,8 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
     herder.put_connector_config("devnull", {
         "name": "devnull", "connector.class": "null", "topics": "pipeline"})
     profilers = _profile_new_threads() if args.profile else None
+    collector = _GcClock()
+    before = _thread_cpu()
     started = time.perf_counter()
     cpu = time.process_time()
     herder.start()
@@ -141,12 +198,18 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
         time.sleep(0.01)
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
+    threads = {name: round(seconds - before.get(name, 0.0), 2)
+               for name, seconds in _thread_cpu().items()
+               if seconds - before.get(name, 0.0) >= 0.01}
+    collector.remove()
     herder.stop()
     if profilers is not None:
         threading.setprofile(None)  # type: ignore[arg-type]
         _dump_profiles(profilers, args.profile)
     return {"records": args.records, "seconds": elapsed, "cpu_seconds": cpu,
-            "records_per_s": args.records / elapsed, "peak_rss_mib": peak_rss_mib()}
+            "records_per_s": args.records / elapsed, "peak_rss_mib": peak_rss_mib(),
+            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
+            "thread_cpu_seconds": threads}
 
 
 def _profile_new_threads() -> list[Any]:
@@ -181,21 +244,35 @@ def _dump_profiles(profilers: list[Any], path: str) -> None:
         stats.dump_stats(path)
 
 
-def _child(mode: str, args: argparse.Namespace, records: int) -> dict[str, float]:
+def _child(mode: str, args: argparse.Namespace, records: int) -> dict[str, Any]:
     workdir = tempfile.mkdtemp(prefix=f"omc-pipeline-{mode}-")
     try:
         command = [sys.executable, __file__, "--child", mode, "--transport", args.transport,
                    "--records", str(records), "--size", str(args.size),
-                   "--batch", str(args.batch), "--workdir", workdir]
+                   "--batch", str(args.batch), "--workdir", workdir, "--gc", args.gc]
         if args.profile and mode == "runtime" and records == args.records:
             command += ["--profile", args.profile]
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise SystemExit(f"{mode} run failed:\n{done.stderr[-4000:]}")
-        result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+        result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
         return result
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The run with the median records/s (the lower middle one for an even count)."""
+    ordered = sorted(runs, key=lambda r: r["records_per_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def _show(label: str, run: dict[str, Any], runs: list[dict[str, Any]]) -> None:
+    spread = ", ".join(f"{r['records_per_s']:,.0f}" for r in runs)
+    print(f"{label}: {run['records_per_s']:>10,.0f} records/s median of [{spread}] "
+          f"({run['seconds']:.1f} s, cpu {run['cpu_seconds']:.2f} s = "
+          f"{run['cpu_seconds'] / run['records'] * 1e6:.2f} us/record, gc "
+          f"{run['gc_cpu_seconds']:.2f} s, peak RSS {run['peak_rss_mib']:.0f} MiB)")
 
 
 def main() -> None:
@@ -206,42 +283,67 @@ def main() -> None:
                         help="records of the second runtime run (0: skip it)")
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--batch", type=int, default=1000)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="raw and runtime runs, alternated; medians are reported")
+    parser.add_argument("--gc", choices=("worker", "python"), default="worker",
+                        help="collector thresholds of both children: the worker's "
+                        "(omconnect.runtime.tune_gc, as omconnect standalone) or CPython's")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the runtime run")
     parser.add_argument("--child", choices=("raw", "runtime"), help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
+        if args.gc == "worker":
+            from omconnect.runtime import tune_gc
+
+            tune_gc()
         figures = run_raw(args) if args.child == "raw" else run_runtime(args)
         print(json.dumps(figures))
         return
     load = os.getloadavg()[0]
     print(f"transport={args.transport} records={args.records:,} size={args.size} "
-          f"batch={args.batch} load={load:.2f}")
-    raw = _child("raw", args, args.records)
-    print(f"raw transport loop : {raw['records_per_s']:>10,.0f} records/s "
-          f"({raw['seconds']:.1f} s, cpu {raw['cpu_seconds']:.1f} s, "
-          f"peak RSS {raw['peak_rss_mib']:.0f} MiB)")
-    runtime = _child("runtime", args, args.records)
-    print(f"runtime pipeline   : {runtime['records_per_s']:>10,.0f} records/s "
-          f"({runtime['seconds']:.1f} s, cpu {runtime['cpu_seconds']:.1f} s, "
-          f"peak RSS {runtime['peak_rss_mib']:.0f} MiB)")
+          f"batch={args.batch} repeat={args.repeat} gc={args.gc} load={load:.2f}")
+    raws: list[dict[str, Any]] = []
+    runtimes: list[dict[str, Any]] = []
+    for _ in range(max(1, args.repeat)):
+        raws.append(_child("raw", args, args.records))
+        runtimes.append(_child("runtime", args, args.records))
+    raw, runtime = _median_run(raws), _median_run(runtimes)
+    _show("raw transport loop ", raw, raws)
+    _show("runtime pipeline   ", runtime, runtimes)
+    print("runtime CPU by thread (s): " + ", ".join(
+        f"{name} {seconds:.2f}" for name, seconds in sorted(
+            runtime["thread_cpu_seconds"].items(), key=lambda item: -item[1])))
     ratio = runtime["records_per_s"] / raw["records_per_s"]
-    print(f"ratio runtime/raw  : {ratio:.2f} (target >= 0.9)")
+    cpu_ratio = (statistics.median(r["cpu_seconds"] for r in raws)
+                 / statistics.median(r["cpu_seconds"] for r in runtimes))
+    end_load = os.getloadavg()[0]
+    print(f"ratio runtime/raw  : {ratio:.2f} by wall clock, {cpu_ratio:.2f} by CPU time "
+          f"(target >= 0.9); load {load:.2f} -> {end_load:.2f}")
+    rss = statistics.median(r["peak_rss_mib"] for r in runtimes)
     result: dict[str, Any] = {
         "benchmark": "pipeline", "transport": args.transport, "records": args.records,
-        "size": args.size, "batch": args.batch, "load_average": round(load, 2),
+        "size": args.size, "batch": args.batch, "repeat": args.repeat, "gc": args.gc,
+        "load_average": round(load, 2), "load_average_end": round(end_load, 2),
         "raw_records_per_s": round(raw["records_per_s"]),
         "runtime_records_per_s": round(runtime["records_per_s"]),
+        "raw_records_per_s_runs": [round(r["records_per_s"]) for r in raws],
+        "runtime_records_per_s_runs": [round(r["records_per_s"]) for r in runtimes],
         "ratio": round(ratio, 3),
-        "runtime_peak_rss_mib": round(runtime["peak_rss_mib"], 1),
+        "raw_cpu_us_per_record": round(raw["cpu_seconds"] / raw["records"] * 1e6, 3),
+        "runtime_cpu_us_per_record": round(
+            runtime["cpu_seconds"] / runtime["records"] * 1e6, 3),
+        "cpu_ratio": round(cpu_ratio, 3),
+        "runtime_gc_cpu_seconds": round(runtime["gc_cpu_seconds"], 3),
+        "runtime_thread_cpu_seconds": runtime["thread_cpu_seconds"],
+        "runtime_peak_rss_mib": round(rss, 1),
     }
     if args.rss_records:
         scaled = _child("runtime", args, args.rss_records)
-        growth = scaled["peak_rss_mib"] / runtime["peak_rss_mib"] - 1
+        growth = scaled["peak_rss_mib"] / rss - 1
         print(f"runtime, {args.rss_records:,} records: {scaled['records_per_s']:>10,.0f} "
-              f"records/s, peak RSS {scaled['peak_rss_mib']:.0f} MiB vs "
-              f"{runtime['peak_rss_mib']:.0f} MiB for {args.records:,} "
-              f"({growth:+.1%}; bounded means within 10%)")
+              f"records/s, peak RSS {scaled['peak_rss_mib']:.0f} MiB vs {rss:.0f} MiB for "
+              f"{args.records:,} ({growth:+.1%}; bounded means within 10%)")
         result.update({
             "rss_records": args.rss_records,
             "runtime_rss_run_records_per_s": round(scaled["records_per_s"]),
