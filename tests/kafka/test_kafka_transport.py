@@ -227,3 +227,27 @@ def test_a_partition_the_topic_lacks_is_refused_before_sending(open_transport, d
         producer.send([Message(topic, value=b"ok", partition=0),
                        Message(topic, value=b"bad", partition=3)])
     producer.close()
+
+
+def test_an_assigned_partition_replays_from_any_offset(open_transport, driver):
+    """Replay without a group: assign, seek before the first poll, read from there (what
+    TRANSPORT-25 checks after offset_range, which Tansu's end offsets break).
+    """
+    transport = open_transport(driver)
+    topic = _name("replay")
+    producer = transport.producer()
+    acks = producer.send([Message(topic, value=f"r{i}".encode()) for i in range(40)]).result(30)
+    producer.close()
+    tp = TopicPartition(topic, 0)
+    consumer = transport.consumer(None)
+    consumer.assign([tp])
+    assert consumer.assignment() == {tp}
+    middle = acks[25].offset
+    assert middle is not None
+    consumer.seek(tp, middle)
+    replayed = _read_all(consumer, 15)
+    assert [m.value for m in replayed] == [f"r{i}".encode() for i in range(25, 40)]
+    consumer.seek(tp, acks[0].offset or 0)
+    again = _read_all(consumer, 40)
+    assert [m.value for m in again] == [f"r{i}".encode() for i in range(40)]
+    consumer.close()
