@@ -120,6 +120,14 @@ WORKER_CONFIG_DEF = (
             documentation="Most automatic restarts in a row; -1 for no limit.")
     .define("worker.id", ConfigType.STRING, None, group="Worker",
             documentation="This worker's id in status reports; default `<host>:<pid>`.")
+    .define("rest.auth.token", ConfigType.PASSWORD, None, group="REST API",
+            documentation="When set, REST API requests must carry `Authorization: Bearer "
+            "<token>` (or the basic credentials below, when also set).")
+    .define("rest.auth.basic.user", ConfigType.STRING, None, group="REST API",
+            documentation="When set (with rest.auth.basic.password), REST API requests "
+            "may authenticate with HTTP basic auth as this user.")
+    .define("rest.auth.basic.password", ConfigType.PASSWORD, None, group="REST API",
+            documentation="The password of rest.auth.basic.user.")
 )
 """Every setting of the worker, with defaults and documentation."""
 

@@ -1,0 +1,91 @@
+"""``GET /`` (what is serving) and ``GET /metrics`` (Prometheus text format)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse
+
+from omconnect import __version__
+from omconnect.rest.dependencies import Herder
+from omconnect.rest.models import ServerInfo
+from omconnect.rest.prometheus import CONTENT_TYPE, render_metrics
+from omconnect.runtime.herder import StandaloneHerder
+
+__all__ = ["router", "server_info"]
+
+router = APIRouter(tags=["server"])
+
+
+def server_info(herder: StandaloneHerder) -> dict[str, Any]:
+    """``GET /``'s answer: version, source commit, cluster id, worker id, transport."""
+    transport = herder.config.transport_name
+    return {"version": __version__, "commit": source_commit(),
+            "kafka_cluster_id": f"{transport}:{herder.config['config.storage.namespace']}",
+            "worker_id": herder.worker_id, "transport": transport}
+
+
+@router.get("/", operation_id="serverInfo", response_model=ServerInfo)
+def root(request: Request) -> Any:
+    """Get the server's version.
+
+    The omconnect version and commit serving, the cluster id (what workers sharing
+    connectors have in common), the worker id and transport.
+    """
+    return request.app.state.server_info
+
+
+@router.get("/metrics", operation_id="metrics", response_class=PlainTextResponse,
+            responses={200: {"content": {CONTENT_TYPE.split(";")[0]: {
+                "schema": {"type": "string"}}},
+                "description": "Prometheus text exposition format 0.0.4."}})
+def metrics(herder: Herder) -> PlainTextResponse:
+    """Get metrics in Prometheus' text format.
+
+    Every running task's metrics, and every connector's and task's state.
+    """
+    return PlainTextResponse(render_metrics(herder), media_type=CONTENT_TYPE)
+
+
+def source_commit() -> str:
+    """The git commit omconnect was installed from, or ``"unknown"``.
+
+    Read from the installation's ``direct_url.json`` (a VCS install names the commit; an
+    editable install of a git checkout names the directory, whose HEAD is read).
+    """
+    from importlib import metadata
+
+    try:
+        text = metadata.distribution("omconnect").read_text("direct_url.json")
+        direct = json.loads(text) if text else {}
+    except (metadata.PackageNotFoundError, ValueError):
+        return "unknown"
+    commit = (direct.get("vcs_info") or {}).get("commit_id")
+    if commit:
+        return str(commit)
+    url = urlparse(str(direct.get("url", "")))
+    if url.scheme != "file":
+        return "unknown"
+    return _head_of(Path(unquote(url.path)) / ".git") or "unknown"
+
+
+def _head_of(git: Path) -> str | None:
+    try:
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head or None
+        ref = head[5:]
+        loose = git / ref
+        if loose.is_file():
+            return loose.read_text().strip() or None
+        for line in (git / "packed-refs").read_text().splitlines():
+            commit, _, name = line.partition(" ")
+            if name.strip() == ref:
+                return commit
+    except OSError:
+        return None
+    return None
