@@ -1,0 +1,224 @@
+"""Property-based fuzzing of the REST API against ``specs/rest-api.yaml`` (schemathesis).
+
+A real worker (``omconnect standalone ... --rest-port 0``, embedded transport) runs in
+its own process, in a temporary directory (connectors the fuzzer manages to create
+write only there), with token authentication on. Every operation of the committed spec
+gets generated requests, valid and invalid; each response must not be a 5xx and must
+conform to the spec (status code, content type, headers, body schema), and invalid
+requests must be rejected with a 4xx.
+
+Random names and configs alone would almost only meet 404s and invalid configs, so two
+hooks steer part of the generation at real state: about half the requests on a connector
+name one of the seeded connectors (a running file source, a file sink, a stopped
+source: re-created and put back in their states before each case), and about half the config bodies
+are a valid file connector config with the generated keys merged in. Thus pauses,
+stops, restarts, config changes, offset changes and deletes hit live connectors.
+
+Bounded: ``FUZZ_EXAMPLES`` examples per operation (default 30), so the run takes a
+couple of minutes. Run with ``tox -e rest`` (or ``pytest -m fuzz tests/rest_fuzz``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+schemathesis = pytest.importorskip("schemathesis", reason="the fuzz run needs schemathesis")
+
+from hypothesis import HealthCheck, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.specs.openapi.checks import (  # noqa: E402
+    content_type_conformance,
+    negative_data_rejection,
+    response_headers_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+pytestmark = pytest.mark.fuzz
+
+SPEC = Path(__file__).resolve().parents[2] / "specs" / "rest-api.yaml"
+TOKEN = "fuzz-token"
+EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "30"))
+STATEFUL_EXAMPLES = int(os.environ.get("FUZZ_SEQUENCES", "30"))
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance,
+          response_headers_conformance, response_schema_conformance,
+          negative_data_rejection]
+"""What every response is held to. Not positive_data_acceptance: a config that fits the
+schema (any string map) is still refused with a 400 when the connector finds it invalid,
+which is the API's contract, not a defect."""
+
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+FILE_SOURCE = {"connector.class": "FileStreamSource", "file": "in.txt", "topic": "lines"}
+FILE_SINK = {"connector.class": "FileStreamSink", "file": "out.txt", "topics": "lines"}
+SEEDS = {
+    "reader": {"name": "reader", "config": FILE_SOURCE},
+    "writer": {"name": "writer", "config": FILE_SINK},
+    "parked": {"name": "parked", "config": FILE_SOURCE, "initial_state": "STOPPED"},
+}
+"""Connectors the fuzzer acts on, re-created before each case if it deleted them."""
+PLUGINS = ("FileStreamSource", "file-sink", "datagen", "console")
+
+schema = schemathesis.openapi.from_path(SPEC)
+
+
+@schema.hook
+def flatmap_path_parameters(context: schemathesis.HookContext,
+                            path_parameters: dict[str, object] | None
+                            ) -> st.SearchStrategy:
+    """Half the time, name a seeded connector or an installed plugin."""
+    if not path_parameters:
+        return st.just(path_parameters)
+    if isinstance(path_parameters.get("name"), str):
+        seeded = st.sampled_from(sorted(SEEDS)).map(
+            lambda name: {**path_parameters, "name": name})
+        if "task" in path_parameters:  # and its first task
+            seeded = seeded.map(lambda parameters: {**parameters, "task": 0})
+        return st.one_of(st.just(path_parameters), seeded)
+    if isinstance(path_parameters.get("plugin"), str):
+        return st.one_of(st.just(path_parameters), st.sampled_from(PLUGINS).map(
+            lambda plugin: {**path_parameters, "plugin": plugin}))
+    return st.just(path_parameters)
+
+
+@schema.hook
+def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchStrategy:
+    """Half the time, make a config body a valid file connector config plus the
+    generated keys.
+    """
+    base = st.sampled_from([FILE_SOURCE, FILE_SINK])
+    operation = context.operation
+    if not isinstance(body, dict) or operation is None:
+        return st.just(body)
+    if operation.path == "/connectors" and isinstance(body.get("config"), dict):
+        return st.one_of(st.just(body), base.map(
+            lambda config: {**body, "config": {**config, **body["config"]}}))
+    if operation.path.endswith("/validate"):  # the plugin is in the path
+        return st.one_of(st.just(body), base.map(lambda config: {
+            **{k: v for k, v in config.items() if k != "connector.class"}, **body}))
+    if operation.path.endswith(("/config", "/{name}")):
+        return st.one_of(st.just(body), base.map(lambda config: {**config, **body}))
+    return st.just(body)
+
+
+def _reseed(base_url: str) -> None:
+    """Re-create seeded connectors the fuzzer deleted, and put each back in its state
+    (reader and writer running, parked stopped), so every operation meets live ones.
+    """
+    with httpx.Client(base_url=base_url, headers=AUTH, timeout=60) as client:
+        present = client.get("/connectors", params={"expand": "status"}).json()
+        for name, body in SEEDS.items():
+            wanted = body.get("initial_state", "RUNNING")
+            if name not in present:
+                response = client.post("/connectors", json=body)
+                assert response.status_code in (201, 409), response.text
+                continue
+            state = present[name]["status"]["connector"]["state"]
+            if wanted == "STOPPED" and state != "STOPPED":
+                client.put(f"/connectors/{name}/stop")
+            elif wanted == "RUNNING" and state in ("STOPPED", "PAUSED"):
+                client.put(f"/connectors/{name}/resume")
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    workdir = tmp_path_factory.mktemp("fuzz")
+    (workdir / "worker.properties").write_text(
+        f"transport=embedded\nembedded.path={workdir / 'data'}\n"
+        f"rest.auth.token={TOKEN}\ntask.shutdown.graceful.timeout.ms=1000\n")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "omconnect.cli", "standalone",
+         str(workdir / "worker.properties"), "--rest-port", "0", "--status-interval", "0"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True, cwd=workdir)
+    (workdir / "in.txt").write_text("".join(f"line {n}\n" for n in range(100)))
+    log: list[str] = []
+    assert process.stderr is not None
+    reader = threading.Thread(target=lambda: log.extend(process.stderr or ()), daemon=True)
+    reader.start()
+    try:
+        yield _wait_for_address(process, log)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        reader.join(10)
+        text = "".join(log)
+        _summarise(text)
+        assert "Traceback" not in text, text[-20000:]
+
+
+def _summarise(log: str) -> None:
+    """Print how many requests of each documented operation got 2xx and 4xx, so a run
+    shows what it reached (e.g. 2xx on pauses, offset changes and deletes).
+    """
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for method, path, status in re.findall(
+            r'\\"([A-Z]+) (/[^ ?]*)\S* HTTP/1\.1\\" (\d{3})', log):
+        parts = path.split("/")
+        if len(parts) > 2:
+            parts[2] = "{plugin}" if parts[1] == "connector-plugins" else "{name}"
+        if len(parts) > 4 and parts[3] == "tasks":
+            parts[4] = "{task}"
+        counts[(" ".join((method, "/".join(parts))), status[0] + "xx", "")] += 1
+    print(f"\nREST fuzz: {sum(counts.values())} requests")
+    for operation in sorted({op for op, _, _ in counts}):
+        by_class = {c: counts[(operation, c, "")] for c in ("2xx", "4xx", "5xx")}
+        if by_class["2xx"] or by_class["5xx"] or by_class["4xx"] >= 10:
+            print(f"  {operation:50} " + " ".join(f"{c} {n:4}" for c, n in by_class.items()))
+
+
+def _wait_for_address(process: subprocess.Popen[str], log: list[str]) -> str:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        for line in list(log):
+            match = re.search(r"REST API listening on (http://127\.0\.0\.1:\d+)", line)
+            if match:
+                return match.group(1)
+        time.sleep(0.05)
+    pytest.fail("the worker did not report its REST API address:\n" + "".join(log))
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+def test_the_api_honours_its_spec(case: schemathesis.Case, base_url: str) -> None:
+    _reseed(base_url)
+    case.call_and_validate(base_url=base_url, headers=AUTH, checks=CHECKS, timeout=60)
+
+
+def test_sequences_of_calls_keep_to_the_spec(base_url: str) -> None:
+    """Sequences that create a connector, then act on it (links schemathesis infers from
+    the responses: the name a create returns feeds the operations on that connector).
+    """
+    class Workflow(schema.as_state_machine()):
+        def setup(self) -> None:
+            _reseed(base_url)
+
+        def get_call_kwargs(self, case: schemathesis.Case) -> dict[str, object]:
+            return {"base_url": base_url, "headers": AUTH, "timeout": 60}
+
+        def validate_response(self, response: schemathesis.Response,
+                              case: schemathesis.Case, additional_checks: object = None,
+                              **kwargs: object) -> None:
+            case.validate_response(response, checks=CHECKS, headers=AUTH,
+                                   transport_kwargs=kwargs)
+
+    Workflow.run(settings=settings(max_examples=STATEFUL_EXAMPLES, stateful_step_count=8,
+                                   deadline=None, derandomize=True, database=None,
+                                   suppress_health_check=list(HealthCheck)))
