@@ -7,9 +7,10 @@ else the runtime does per record. :func:`builder` makes a function that takes ev
 positionally and builds the same instance about four times faster:
 
 * it creates an instance of a *twin* class (same base, same slots, ordinary
-  ``__setattr__``), so each field is a plain slot store (a few ns each);
+  ``__setattr__``, no ``__init__``), so each field is a plain slot store (a few ns each);
 * then it sets the instance's ``__class__`` to the real class, which CPython allows
-  because both have the same memory layout.
+  because both have the same memory layout. That assignment is the most expensive step
+  (about 60 ns), and still far cheaper than a frozen class's ``__init__``.
 
 The result is indistinguishable from one made by the class's ``__init__`` with the same
 values: same type, equality, hash and repr. What is skipped is the ``__init__`` itself:
@@ -67,12 +68,13 @@ def _twin_builder(cls: type[Any], names: list[str]) -> Callable[..., Any] | None
         "__slots__": own,
         "__setattr__": object.__setattr__,  # both, or the base's frozen hooks stay in use
         "__delattr__": object.__delattr__,
+        "__init__": object.__init__,  # twin() is cheaper than object.__new__(twin)
         "__module__": cls.__module__,
     })
     params = ", ".join(names)
     body = "".join(f"    r.{n} = {n}\n" for n in names)
-    code = f"def build({params}):\n    r = new(twin)\n{body}    r.__class__ = cls\n    return r\n"
-    namespace: dict[str, Any] = {"new": object.__new__, "twin": twin, "cls": cls}
+    code = f"def build({params}):\n    r = twin()\n{body}    r.__class__ = cls\n    return r\n"
+    namespace: dict[str, Any] = {"twin": twin, "cls": cls}
     exec(compile(code, f"<fast builder of {cls.__qualname__}>", "exec"), namespace)
     built: Callable[..., Any] = namespace["build"]
     return built
