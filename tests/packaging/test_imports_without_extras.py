@@ -1,0 +1,141 @@
+"""Without the optional client libraries (the extras): every registered plugin loads, every
+module imports or fails with a MissingExtraError naming the extra (never a NameError or a raw
+ImportError), and using a plugin whose extra is missing fails with an error naming the extra.
+
+The client libraries are blocked in a fresh interpreter (``sys.modules[name] = None`` makes
+``import name`` fail exactly as if the package were not installed), so the test means the
+same thing in every environment, with or without the extras installed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+# Import name of each optional client library -> the extra that installs it.
+BLOCKED = {
+    "kafka": "kafka",
+    "confluent_kafka": "confluent",
+    "pika": "rabbitmq",
+    "pulsar": "pulsar",
+    "pyspark": "spark",
+    "pyarrow": "parquet",
+    "fsspec": "objectstore",
+    "zstandard": "objectstore",
+    "fastapi": "rest",
+    "uvicorn": "rest",
+}
+
+PACKAGES = [
+    "omconnect",
+    "omconnect_kafka",
+    "omconnect_rabbitmq",
+    "omconnect_pulsar",
+    "omconnect_file",
+    "omconnect_datagen",
+    "omconnect_console",
+    "omconnect_spark",
+    "omconnect_objectstore",
+]
+
+
+def _run(code: str) -> dict:
+    prelude = textwrap.dedent(f"""
+        import sys
+        for name in {sorted(BLOCKED)!r}:
+            sys.modules[name] = None
+    """)
+    result = subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_every_module_imports_without_any_extra():
+    report = _run(f"""
+        import importlib, json, pkgutil, traceback
+        from omconnect.errors import MissingExtraError
+        failures, imported, needs_extra = {{}}, [], {{}}
+        for top in {PACKAGES!r}:
+            try:
+                package = importlib.import_module(top)
+            except ModuleNotFoundError as exc:
+                if exc.name == top:
+                    continue  # that plugin package does not exist in this checkout
+                raise
+            names = [top] + [m.name for m in pkgutil.walk_packages(package.__path__, top + ".")
+                             if not m.name.endswith(".__main__")]  # __main__ runs on import
+            for name in names:
+                try:
+                    importlib.import_module(name)
+                    imported.append(name)
+                except MissingExtraError as exc:
+                    needs_extra[name] = exc.extra
+                except BaseException:
+                    failures[name] = traceback.format_exc(limit=3)
+        print(json.dumps({{"failures": failures, "imported": imported,
+                          "needs_extra": needs_extra}}))
+    """)
+    assert report["failures"] == {}, "\n".join(
+        f"{name}:\n{trace}" for name, trace in report["failures"].items())
+    # The test means something only if it reached the plugin packages.
+    for package in ("omconnect.cli", "omconnect_kafka", "omconnect_rabbitmq", "omconnect_pulsar"):
+        assert package in report["imported"]
+    # Modules that exist only to serve an extra say which one to install.
+    assert set(report["needs_extra"].values()) <= set(BLOCKED.values()), report["needs_extra"]
+
+
+def test_every_registered_plugin_loads_without_any_extra():
+    """`omconnect plugins` must list every plugin even where its client library is absent."""
+    report = _run("""
+        import json, traceback
+        from omconnect import plugins
+        failures, loaded = {}, []
+        for group in plugins.GROUPS:
+            for name, entry_point in plugins.available(group).items():
+                try:
+                    entry_point.load()
+                    loaded.append(f"{group}:{name}")
+                except BaseException:
+                    failures[f"{group}:{name}"] = traceback.format_exc(limit=3)
+        print(json.dumps({"failures": failures, "loaded": loaded}))
+    """)
+    assert report["failures"] == {}, "\n".join(
+        f"{name}:\n{trace}" for name, trace in report["failures"].items())
+    for expected in ("omconnect.transports:kafka", "omconnect.transports:rabbitmq",
+                     "omconnect.transports:pulsar", "omconnect.connectors:file-source"):
+        assert expected in report["loaded"]
+
+
+@pytest.mark.parametrize(
+    ("transport", "config", "extra"),
+    [
+        ("kafka", {"kafka.bootstrap.servers": "127.0.0.1:1"}, "kafka"),
+        ("rabbitmq", {"rabbitmq.url": "amqp://guest:guest@127.0.0.1:1/"}, "rabbitmq"),
+        ("pulsar", {"pulsar.service.url": "pulsar://127.0.0.1:1"}, "pulsar"),
+    ],
+)
+def test_a_transport_without_its_extra_names_the_extra(transport, config, extra):
+    report = _run(f"""
+        import json
+        from omconnect import plugins
+        from omconnect.errors import MissingExtraError
+        outcome = {{"error": None}}
+        try:
+            cls = plugins.load(plugins.TRANSPORTS, {transport!r})
+            options = {{k.split(".", 1)[1]: v for k, v in {config!r}.items()}}
+            transport = cls(options)
+            transport.producer().close()
+        except MissingExtraError as exc:
+            outcome = {{"error": "MissingExtraError", "message": str(exc), "extra": exc.extra}}
+        except BaseException as exc:
+            outcome = {{"error": type(exc).__name__, "message": str(exc)}}
+        print(json.dumps(outcome))
+    """)
+    assert report["error"] == "MissingExtraError", report
+    assert report["extra"] == extra
+    assert f"pip install 'omconnect[{extra}]'" in report["message"]
