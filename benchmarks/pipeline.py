@@ -78,6 +78,13 @@ def _thread_cpu() -> dict[str, float]:
     return cpu
 
 
+def _cpu_since(before: dict[str, float]) -> dict[str, float]:
+    """CPU seconds of each thread since ``before`` (a :func:`_thread_cpu` result)."""
+    return {name: round(seconds - before.get(name, 0.0), 2)
+            for name, seconds in _thread_cpu().items()
+            if seconds - before.get(name, 0.0) >= 0.01}
+
+
 class _GcClock:
     """CPU seconds spent in garbage collections while it is installed."""
 
@@ -140,9 +147,10 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
 
     total = n_batches * args.batch
     collector = _GcClock()
+    before = _thread_cpu()
     started = time.perf_counter()
     cpu = time.process_time()
-    thread = threading.Thread(target=produce)
+    thread = threading.Thread(target=produce, name="raw-producer")
     thread.start()
     received = 0
     while received < total and not failure:
@@ -155,6 +163,7 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
     collector.remove()
+    threads = _cpu_since(before)  # the producer thread is done but not yet joined
     thread.join()
     if failure:
         raise failure[0]
@@ -162,7 +171,8 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
     transport.close()
     return {"records": total, "seconds": elapsed, "cpu_seconds": cpu,
             "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
-            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections}
+            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
+            "thread_cpu_seconds": threads}
 
 
 def run_runtime(args: argparse.Namespace) -> dict[str, float]:
@@ -176,6 +186,8 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
               "consumer.max.poll.records": args.batch}
     if args.transport == "embedded":
         worker["embedded.path"] = str(Path(args.workdir) / "data")
+    # A broker transport's own <name>.* options (benchmarks/transports.py sets them).
+    worker.update(getattr(args, "worker_options", None) or {})
     herder = StandaloneHerder(worker)
     herder.open()
     herder.put_connector_config("gen", {
@@ -198,9 +210,7 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
         time.sleep(0.01)
     elapsed = time.perf_counter() - started
     cpu = time.process_time() - cpu
-    threads = {name: round(seconds - before.get(name, 0.0), 2)
-               for name, seconds in _thread_cpu().items()
-               if seconds - before.get(name, 0.0) >= 0.01}
+    threads = _cpu_since(before)
     collector.remove()
     herder.stop()
     if profilers is not None:
@@ -311,9 +321,10 @@ def main() -> None:
     raw, runtime = _median_run(raws), _median_run(runtimes)
     _show("raw transport loop ", raw, raws)
     _show("runtime pipeline   ", runtime, runtimes)
-    print("runtime CPU by thread (s): " + ", ".join(
-        f"{name} {seconds:.2f}" for name, seconds in sorted(
-            runtime["thread_cpu_seconds"].items(), key=lambda item: -item[1])))
+    for label, run in (("raw", raw), ("runtime", runtime)):
+        print(f"{label} CPU by thread (s): " + ", ".join(
+            f"{name} {seconds:.2f}" for name, seconds in sorted(
+                run["thread_cpu_seconds"].items(), key=lambda item: -item[1])))
     ratio = runtime["records_per_s"] / raw["records_per_s"]
     cpu_ratio = (statistics.median(r["cpu_seconds"] for r in raws)
                  / statistics.median(r["cpu_seconds"] for r in runtimes))
@@ -335,6 +346,7 @@ def main() -> None:
             runtime["cpu_seconds"] / runtime["records"] * 1e6, 3),
         "cpu_ratio": round(cpu_ratio, 3),
         "runtime_gc_cpu_seconds": round(runtime["gc_cpu_seconds"], 3),
+        "raw_thread_cpu_seconds": raw["thread_cpu_seconds"],
         "runtime_thread_cpu_seconds": runtime["thread_cpu_seconds"],
         "runtime_peak_rss_mib": round(rss, 1),
     }
