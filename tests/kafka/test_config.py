@@ -1,5 +1,6 @@
 """The transport's options: checked when it opens, each problem naming the key as the user
-wrote it (no broker needed: no client connects before it is used).
+wrote it (no broker needed: no client connects before it is used; marked ``kafka`` so they
+run where the client libraries are installed: ``tox -e kafka``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from omconnect_kafka.drivers import DRIVERS
 
 from omconnect import plugins
 from omconnect.errors import ConfigError
+
+pytestmark = pytest.mark.kafka
 
 pytest.importorskip("kafka")
 pytest.importorskip("confluent_kafka")

@@ -1,5 +1,6 @@
 """Client exceptions become omconnect errors at the boundary, keeping the client's message
-(real exception objects of both client libraries; no broker needed).
+(real exception objects of both client libraries; no broker needed, but marked ``kafka``
+so they run where the client libraries are installed: ``tox -e kafka``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from omconnect.errors import (
     TransportError,
     TransportTimeoutError,
 )
+
+pytestmark = pytest.mark.kafka
 
 kafka_errors_module = pytest.importorskip("kafka.errors")
 ck = pytest.importorskip("confluent_kafka")
