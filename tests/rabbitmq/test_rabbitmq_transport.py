@@ -367,3 +367,30 @@ def test_stream_topics_in_classic_mode(make_transport: MakeTransport) -> None:
 def test_fast_group_settings_are_used(make_transport: MakeTransport) -> None:
     transport = make_transport()
     assert transport.config["heartbeat.interval.ms"] == FAST_GROUPS["heartbeat.interval.ms"]
+
+
+def test_a_channel_closed_by_the_broker_is_reopened(make_transport: MakeTransport) -> None:
+    """When the broker closes a partition's channel (here: an acknowledgement of an
+    unknown delivery tag, as RabbitMQ's consumer_timeout would close it), its
+    unacknowledged messages go back to the queue and the member, still holding the
+    partition, reads them again on a new channel.
+    """
+    transport = make_transport()
+    topic = unique("revive")
+    transport.admin().create_topics([TopicSpec(topic, 1)])
+    consumer = transport.consumer(unique("g"))
+    consumer.subscribe([topic])
+    producer = transport.producer()
+    producer.send([Message(topic, value=f"m{i}".encode()) for i in range(10)]).result(10)
+    first = drain(consumer, 10)
+    assert len(first) == 10
+    reader = consumer._readers[TopicPartition(topic, 0)]
+    channel = reader.channel
+    assert channel is not None
+    consumer._io.post(lambda: channel.channel.basic_ack(10_000))  # a PRECONDITION_FAILED
+    again = drain(consumer, 10)
+    assert [m.value for m in again] == [m.value for m in first], "not delivered again"
+    assert again[0].offset > first[-1].offset, "offsets keep increasing"  # type: ignore[operator]
+    consumer.commit({TopicPartition(topic, 0): again[-1].offset + 1})  # type: ignore[operator]
+    for closeable in (consumer, producer):
+        closeable.close()
