@@ -394,3 +394,24 @@ def test_a_channel_closed_by_the_broker_is_reopened(make_transport: MakeTranspor
     consumer.commit({TopicPartition(topic, 0): again[-1].offset + 1})  # type: ignore[operator]
     for closeable in (consumer, producer):
         closeable.close()
+
+
+def test_stream_retention_arguments_pass_through(make_transport: MakeTransport,
+                                                 amqp: Any) -> None:
+    """A stream topic's ``x-`` settings become its queues' arguments (retention)."""
+    transport = make_transport(streams=True)
+    topic = unique("retained")
+    settings = {"x-max-age": "7D", "x-max-length-bytes": "2000000000"}
+    transport.admin().create_topics([TopicSpec(topic, 1, dict(settings))])
+    channel = amqp.channel()
+    # re-declaring with the same arguments succeeds; with others the broker refuses
+    channel.queue_declare(topology.stream_queue(topic, 0), durable=True,
+                          arguments={"x-queue-type": "stream", "x-max-age": "7D",
+                                     "x-max-length-bytes": 2_000_000_000})
+    with pytest.raises(pika.exceptions.ChannelClosedByBroker) as refused:
+        channel.queue_declare(topology.stream_queue(topic, 0), durable=True,
+                              arguments={"x-queue-type": "stream", "x-max-age": "1D"})
+    assert refused.value.reply_code == 406
+    with pytest.raises(ValueError, match="x-queue-type"):
+        transport.admin().create_topics([TopicSpec(unique("bad"), 1,
+                                                   {"x-queue-type": "quorum"})])

@@ -39,7 +39,7 @@ from omconnect_rabbitmq.topology import (
     topic_exchange,
 )
 
-__all__ = ["RabbitMQAdmin", "TopicInfo", "Topology"]
+__all__ = ["RabbitMQAdmin", "TopicInfo", "Topology", "queue_arguments"]
 
 STREAM_CONFIG = "rabbitmq.stream"
 """A topic's ``TopicSpec.config`` key that makes it a stream (``"true"``)."""
@@ -67,6 +67,27 @@ class TopicInfo:
         """A catalog value read back."""
         data = json.loads(value)
         return cls(partitions=int(data["partitions"]), stream=bool(data["stream"]))
+
+
+def queue_arguments(spec: TopicSpec) -> dict[str, Any]:
+    """The RabbitMQ queue arguments in a topic's config (keys starting with ``x-``, e.g.
+    ``x-max-age: 7D`` or ``x-max-length-bytes: 10000000000`` for a stream's retention);
+    numbers given as strings become integers.
+
+    Raises:
+        ValueError: ``x-queue-type`` is given (the transport chooses it).
+
+    """
+    arguments: dict[str, Any] = {}
+    for key, value in spec.config.items():
+        if not key.startswith("x-"):
+            continue
+        if key == "x-queue-type":
+            raise ValueError(f"topic {spec.name!r}: x-queue-type cannot be set; use "
+                             f"{STREAM_CONFIG}=true for a stream")
+        text = str(value).strip()
+        arguments[key] = int(text) if text.lstrip("-").isdigit() else value
+    return arguments
 
 
 def _topic_key(topic: str) -> str:
@@ -200,6 +221,8 @@ class Topology:
             return
         infos = {name: TopicInfo(partitions=spec.partitions, stream=self.is_stream(spec))
                  for name, spec in wanted.items()}
+        arguments = {name: {**STREAM_ARGUMENTS, **queue_arguments(spec)}
+                     for name, spec in wanted.items()}
 
         def ops(channel: ChannelOps) -> list[Future[Any]]:
             futures = []
@@ -211,7 +234,7 @@ class Topology:
                     if info.stream:
                         queue = stream_queue(name, partition)
                         futures.append(channel.do("queue_declare", queue, durable=True,
-                                                  arguments=STREAM_ARGUMENTS))
+                                                  arguments=arguments[name]))
                         futures.append(channel.do("queue_bind", queue, exchange,
                                                   routing_key=routing_key(partition)))
                 if not info.stream:
@@ -302,7 +325,9 @@ class RabbitMQAdmin(Admin):
     def create_topics(self, topics: Sequence[TopicSpec]) -> None:
         """Create topics (their exchange, and stream queues for stream topics); a topic
         that exists is left as it is. ``TopicSpec.config["rabbitmq.stream"]`` = ``"true"``
-        makes one topic a stream.
+        makes one topic a stream; ``x-...`` keys are passed to its stream queues as
+        arguments (retention: ``x-max-age``, ``x-max-length-bytes``,
+        ``x-stream-max-segment-size-bytes``).
 
         Raises:
             ValueError: A spec has no name or a partition count outside 1 to 1024.

@@ -20,8 +20,9 @@ every delivery in flight: ~35 ms a commit, measured). A process that dies right 
 acknowledged when the channel closes (the consumer closes, loses its connection, or gives
 the partition up) goes back to the queue in its original order and is delivered again:
 that is the "no commit, redelivery" guarantee, and why delivery is at-least-once.
-Committing an offset of a channel that was lost raises a retriable error (its messages
-are delivered again). Flow control: the channel's prefetch (``basic.qos``, per channel)
+Committing while the partition's channel is down raises a retriable error; once a new
+channel is open, offsets of the old channel's deliveries are ignored (those messages come
+again, with new offsets). Flow control: the channel's prefetch (``basic.qos``, per channel)
 is kept at ``uncommitted + rabbitmq.prefetch``, so the broker pushes at most
 ``rabbitmq.prefetch`` messages beyond what the application has polled; AMQP caps a prefetch
 at 65535, so at most ``65535 - prefetch`` polled messages of a partition can be
@@ -168,7 +169,7 @@ class RabbitMQConsumer(LogConsumer):
 
     def _lost(self, error: ConnectError) -> None:
         if self._store is not None:
-            self._store._lost()
+            self._store.connection_lost()
         with self._lock:
             for reader in self._readers.values():
                 reader.alive = False

@@ -118,7 +118,7 @@ class RabbitMQGroupStore(GroupStore):
         setup.add_done_callback(lambda f: self._announce("join") if self._member else None)
         return setup
 
-    def _lost(self) -> None:
+    def connection_lost(self) -> None:
         """The connection is gone: so are the locks (loop thread)."""
         self._control = None
         self._locks = {}
