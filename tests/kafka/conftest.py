@@ -14,6 +14,7 @@ import pytest
 from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, BrokerHandle, free_port, start_broker
 
 DRIVERS = ("kafka-python", "confluent")
+UNREACHABLE_TIMEOUT_MS = 2000
 
 
 def kafka_options(url: str, driver: str, **overrides: Any) -> dict[str, Any]:
@@ -23,9 +24,10 @@ def kafka_options(url: str, driver: str, **overrides: Any) -> dict[str, Any]:
 
 
 def unreachable_options(driver: str) -> dict[str, Any]:
-    """Options pointing at a port nothing listens on, with 3-second timeouts."""
+    """Options pointing at a port nothing listens on, with 2-second timeouts."""
     return kafka_options(f"127.0.0.1:{free_port()}", driver, **{
-        "connect.timeout.ms": 3000, "request.timeout.ms": 3000})
+        "connect.timeout.ms": UNREACHABLE_TIMEOUT_MS,
+        "request.timeout.ms": UNREACHABLE_TIMEOUT_MS})
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import kafka_options, unreachable_options
+from conftest import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
 from omconnect_kafka.testing import BrokerHandle
 
@@ -42,9 +42,12 @@ class _KafkaConformance(TransportConformance):
     def unreachable_broker(self) -> UnreachableBroker:
         return UnreachableBroker(
             factory=TransportFactory.of(KafkaTransport, unreachable_options(self.driver)),
-            timeout=3.0)
+            timeout=UNREACHABLE_TIMEOUT_MS / 1000)
 
-    @pytest.mark.xfail(strict=True, reason=TANSU_END_OFFSETS)
+    # Not strict here: the case passes when the client happened to send the last of its
+    # messages in a record batch of its own (timing); test_kafka_transport.py pins the
+    # defect strictly with the messages certainly in one batch.
+    @pytest.mark.xfail(strict=False, reason=TANSU_END_OFFSETS)
     def test_replay_from_offset(self, kit: Kit) -> None:
         """TRANSPORT-25 (pinned: Tansu's end offsets)."""
         super().test_replay_from_offset(kit)

@@ -53,7 +53,7 @@ def _pipeline(workdir: Path, url: str, driver: str, **worker: Any) -> tuple[list
 def test_file_to_kafka_to_file_is_exact(tmp_path: Path, tansu: BrokerHandle, driver: str):
     (tmp_path / "in.txt").write_text(_lines(5000), encoding="utf-8")
     args, _ = _pipeline(tmp_path, tansu.url, driver)
-    assert main(["standalone", *args, "--stop-when-idle", "5"]) == 0
+    assert main(["standalone", *args, "--stop-when-idle", "4"]) == 0
     assert (tmp_path / "out.txt").read_bytes() == (tmp_path / "in.txt").read_bytes()
 
 
@@ -61,10 +61,10 @@ def test_a_second_run_resumes_from_the_offsets_kept_in_kafka(tmp_path: Path,
                                                                tansu: BrokerHandle):
     (tmp_path / "in.txt").write_text("a\nb\n", encoding="utf-8")
     args, run = _pipeline(tmp_path, tansu.url, "kafka-python")
-    assert main(["standalone", *args, "--stop-when-idle", "5"]) == 0
+    assert main(["standalone", *args, "--stop-when-idle", "4"]) == 0
     with (tmp_path / "in.txt").open("a", encoding="utf-8") as f:
         f.write("c\n")
-    assert main(["standalone", *args, "--stop-when-idle", "5"]) == 0
+    assert main(["standalone", *args, "--stop-when-idle", "4"]) == 0
     assert (tmp_path / "out.txt").read_text(encoding="utf-8") == "a\nb\nc\n"
     transport = KafkaTransport({"bootstrap.servers": tansu.url})
     admin = transport.admin()
@@ -85,7 +85,7 @@ def test_a_line_over_the_size_limit_is_routed_by_errors_tolerance(
         "kafka.max.request.size": 4096})
     with open(args[1], "a", encoding="utf-8") as source:
         source.write(f"errors.tolerance={tolerance}\nerrors.log.enable=true\n")
-    assert (main(["standalone", *args, "--stop-when-idle", "5"]) != 0) == bool(status)
+    assert (main(["standalone", *args, "--stop-when-idle", "4"]) != 0) == bool(status)
     written = (tmp_path / "out.txt").read_text(encoding="utf-8") if (
         tmp_path / "out.txt").exists() else ""
     if tolerance == "all":
