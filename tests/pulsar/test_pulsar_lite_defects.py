@@ -22,7 +22,12 @@ from pathlib import Path
 import pytest
 from omconnect_pulsar import PulsarTransport
 from omconnect_pulsar.client import pulsar_module
-from omconnect_pulsar.testing import BrokerHandle, lite_profile_options, start_broker
+from omconnect_pulsar.testing import (
+    SECOND_CONNECTION_SUBSCRIBE_DEFECT,
+    BrokerHandle,
+    lite_profile_options,
+    start_broker,
+)
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message
@@ -125,3 +130,20 @@ def test_a_message_over_the_brokers_configured_limit_fails(tmp_path: Path):
     finally:
         transport.close()
         broker.stop()
+
+
+@pytest.mark.xfail(strict=True, raises=pulsar_module().Timeout,
+                   reason=SECOND_CONNECTION_SUBSCRIBE_DEFECT)
+@pytest.mark.parametrize("consumer_type", ["Failover", "Shared"])
+def test_a_second_connection_joins_a_subscription(broker: BrokerHandle, consumer_type: str):
+    pulsar = pulsar_module()
+    topic = f"persistent://public/default/two-connections-{consumer_type.lower()}"
+    kind = getattr(pulsar.ConsumerType, consumer_type)
+    first_client = pulsar.Client(broker.url, operation_timeout_seconds=3)
+    second_client = pulsar.Client(broker.url, operation_timeout_seconds=3)
+    try:
+        first_client.subscribe(topic, "group", consumer_type=kind)
+        second_client.subscribe(topic, "group", consumer_type=kind)
+    finally:
+        second_client.close()
+        first_client.close()

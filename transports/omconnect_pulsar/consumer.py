@@ -20,8 +20,9 @@
   consumer closes or dies (Pulsar's cursor). :meth:`PulsarConsumer.negative_acknowledge`
   asks for a redelivery at once; :meth:`PulsarConsumer.seek_to` moves the subscription to
   a MessageId or a publish time where the broker supports it.
-* **Assignment.** pulsar-client for Python does not report which consumer of a Failover
-  group the broker made active, so :meth:`assignment` is every partition of the
+* **Assignment.** pulsar-client for Python (3.13) does not report which consumer of a
+  Failover group the broker made active (it does not expose the C++ client's
+  ``ConsumerEventListener``), so :meth:`assignment` is every partition of the
   subscribed topics (the partitions this consumer may receive from) and the rebalance
   listener hears of them once, from the first ``poll`` after ``subscribe``.
 
