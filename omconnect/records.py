@@ -166,7 +166,7 @@ build_sink_record = builder(SinkRecord)
 headers, offset, original_topic, original_partition, original_offset)``."""
 
 
-@attrs.frozen(slots=True)
+@attrs.frozen(slots=True, weakref_slot=False)  # no weakref slot: see build_record_metadata
 class RecordMetadata:
     """Where the transport stored an acknowledged source record."""
 
@@ -176,6 +176,8 @@ class RecordMetadata:
     timestamp: int | None = None
 
 
+# Its fast form (twin class + __class__ swap) needs RecordMetadata to have no weakref slot
+# of its own; with one, builder() falls back to object.__setattr__ per field.
 build_record_metadata = builder(RecordMetadata)
 """``build_record_metadata(topic, partition, offset, timestamp)``: the fast positional
 constructor transports use to acknowledge batches (see :func:`build_source_record`)."""

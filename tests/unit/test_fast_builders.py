@@ -11,8 +11,10 @@ import pytest
 from omconnect._builders import builder
 from omconnect.data import BYTES_SCHEMA, STRING_SCHEMA, Headers
 from omconnect.records import (
+    RecordMetadata,
     SinkRecord,
     SourceRecord,
+    build_record_metadata,
     build_sink_record,
     build_source_record,
 )
@@ -52,6 +54,10 @@ def test_build_message_equals_the_constructor():
           Message("t", b"k", b"v", (("h", b"1"),), 5, 0, 9))
 
 
+def test_build_record_metadata_equals_the_constructor():
+    _same(build_record_metadata("t", 1, 42, 5), RecordMetadata("t", 1, 42, 5))
+
+
 def test_built_records_stay_frozen_and_evolve_pickle_and_copy_like_any_other():
     built = build_sink_record("t", 0, None, None, None, b"v", None, Headers.EMPTY, 3,
                               "t", 0, 3)
@@ -66,7 +72,7 @@ def test_built_records_stay_frozen_and_evolve_pickle_and_copy_like_any_other():
 def test_a_builder_takes_the_fields_in_definition_order():
     # A field added to a record class changes its builder's parameters accordingly.
     for cls, build in ((SinkRecord, build_sink_record), (SourceRecord, build_source_record),
-                       (Message, build_message)):
+                       (Message, build_message), (RecordMetadata, build_record_metadata)):
         names = [field.name for field in attrs.fields(cls)]
         assert build.__code__.co_varnames[:len(names)] == tuple(names)
 
@@ -82,4 +88,6 @@ def test_a_class_the_fast_path_cannot_handle_gets_an_equivalent_slower_builder()
     build = builder(_OwnWeakref)
     _same(build(1, "y"), _OwnWeakref(1, "y"))
     assert build.__code__.co_filename == "<builder of _OwnWeakref>"
-    assert build_sink_record.__code__.co_filename == "<fast builder of SinkRecord>"
+    for fast in (build_sink_record, build_source_record, build_message,
+                 build_record_metadata):  # every omconnect builder takes the fast path
+        assert fast.__code__.co_filename.startswith("<fast builder of ")
