@@ -44,7 +44,7 @@ class OmconnectBatchReader(DataSourceReader):
 
         """
         options = self._options
-        catalog = PartitionCatalog(options.transport, options.topics)
+        catalog = PartitionCatalog(options.transport, options.topics, options.retry_timeout_ms)
         try:
             if not catalog.transport.capabilities.replayable:
                 raise ConfigError(

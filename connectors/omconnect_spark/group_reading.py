@@ -4,10 +4,13 @@ Spark's micro-batch model needs offsets it can hand back to the source after a c
 get the same records again. A non-replayable transport has none, so the driver reads in
 a consumer group instead:
 
-* ``latestOffset`` polls the group (at most ``maxRecordsPerTrigger`` records, or the
-  read limit Spark gives, default 10 x ``fetchMaxRecords``) into a buffer on the driver,
+* ``latestOffset`` polls the group (waiting up to ``groupPollTimeoutMs`` for the first
+  record; at most ``maxRecordsPerTrigger`` records, or the read limit Spark gives,
+  default 10 x ``fetchMaxRecords``) into a buffer on the driver,
   as the next chunk, and returns ``{"omconnect.batch": n}``: a counter, not a position in
   the transport.
+* with ``Trigger.AvailableNow``, "available now" is what the group delivers: the query
+  ends after a poll of ``groupPollTimeoutMs`` brings nothing;
 * ``partitions`` ships the chunk's messages to the executors inside the input partitions
   (split every ``fetchMaxRecords``); nothing is re-read from the transport there.
 * ``commit(end)``, and the next ``latestOffset(start)`` (Spark asks for it only after the
@@ -38,6 +41,7 @@ from omconnect.transport.spi import Consumer, Transport
 from omconnect_spark._pyspark import ReadMaxRows
 from omconnect_spark.options import ReadOptions
 from omconnect_spark.reading import MessagesPartition
+from omconnect_spark.retry import retrying
 
 __all__ = ["BATCH_KEY", "GroupReader"]
 
@@ -46,7 +50,8 @@ _log = logging.getLogger(__name__)
 BATCH_KEY = "omconnect.batch"
 """The one key of a group-mode offset: the number of the last chunk."""
 
-_POLL_TIMEOUT_S = 0.5
+_MORE_TIMEOUT_S = 0.2
+"""Once a chunk has its first records, how long a poll waits for more."""
 
 
 class GroupReader:
@@ -87,8 +92,18 @@ class GroupReader:
         start = "latest" if options.starting is None or options.starting.kind == "latest" \
             else "earliest"
         self._transport = transport
-        self._consumer = transport.consumer(options.group_id, start=start)  # type: ignore[arg-type]
-        self._consumer.subscribe(list(options.topics))
+
+        def join() -> Consumer:
+            consumer = transport.consumer(options.group_id, start=start)  # type: ignore[arg-type]
+            try:
+                consumer.subscribe(list(options.topics))
+            except BaseException:
+                consumer.close()
+                raise
+            return consumer
+
+        self._consumer = retrying(join, what=f"joining group {options.group_id!r}",
+                                  timeout_ms=options.retry_timeout_ms)
 
     def initial_offset(self) -> dict[str, Any]:
         """The first chunk number."""
@@ -144,8 +159,10 @@ class GroupReader:
             for message in self._chunks.pop(number):
                 tp = TopicPartition(message.topic, message.partition)  # type: ignore[arg-type]
                 positions[tp] = max(positions.get(tp, 0), message.offset + 1)  # type: ignore[operator]
-        if positions and self._consumer is not None:
-            self._consumer.commit(positions)
+        consumer = self._consumer
+        if positions and consumer is not None:
+            retrying(lambda: consumer.commit(positions), what="committing to the group",
+                     timeout_ms=self._options.retry_timeout_ms)
 
     def close(self) -> None:
         """Leave the group (uncommitted messages go back to the transport)."""
@@ -154,11 +171,14 @@ class GroupReader:
             consumer.close()
 
     def _poll(self, wanted: int) -> list[Message]:
-        assert self._consumer is not None
+        consumer = self._consumer
+        assert consumer is not None
         messages: list[Message] = []
         while len(messages) < wanted:
-            batch = self._consumer.poll(min(self._options.fetch_max_records,
-                                            wanted - len(messages)), _POLL_TIMEOUT_S)
+            timeout = _MORE_TIMEOUT_S if messages else self._options.group_poll_timeout_ms / 1000
+            size = min(self._options.fetch_max_records, wanted - len(messages))
+            batch = retrying(lambda: consumer.poll(size, timeout),  # noqa: B023 - called now
+                             what="polling the group", timeout_ms=self._options.retry_timeout_ms)
             if not batch:
                 break
             messages += batch

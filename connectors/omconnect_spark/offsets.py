@@ -14,15 +14,16 @@ their logs begin and end.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import attrs
 
-from omconnect.errors import ConfigError, ConnectError
+from omconnect.errors import ConfigError, ConnectError, RetriableError
 from omconnect.records import TopicPartition
 from omconnect.transport.spi import Admin, Consumer, Transport
 from omconnect_spark.options import EARLIEST, LATEST, OffsetSpec, TransportSettings
+from omconnect_spark.retry import retrying
 
 __all__ = [
     "DataLossError",
@@ -37,6 +38,8 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 PartitionOffsets = dict[TopicPartition, int]
 """The next offset to read, per partition."""
@@ -161,15 +164,21 @@ class PartitionCatalog:
     Clients are opened on first use (never when the reader is built: Spark pickles
     readers) and kept until :meth:`close`.
 
+    A call failing with a retriable error (a broker restarting) is retried, with fresh
+    clients, for ``retry_timeout_ms``.
+
     Args:
         settings: The transport to ask.
         topics: The topics read.
+        retry_timeout_ms: How long a retriable failure is retried.
 
     """
 
-    def __init__(self, settings: TransportSettings, topics: Sequence[str]) -> None:
+    def __init__(self, settings: TransportSettings, topics: Sequence[str],
+                 retry_timeout_ms: int = 60_000) -> None:
         self._settings = settings
         self._topics = tuple(topics)
+        self._retry_timeout_ms = retry_timeout_ms
         self._transport: Transport | None = None
         self._admin: Admin | None = None
         self._consumer: Consumer | None = None
@@ -183,17 +192,35 @@ class PartitionCatalog:
 
     def partitions(self) -> list[TopicPartition]:
         """Every partition of the topics that exist now, in order."""
-        if self._admin is None:
-            self._admin = self.transport.admin()
-        listed = self._admin.list_topics()
+        def list_topics() -> dict[str, Any]:
+            if self._admin is None:
+                self._admin = self.transport.admin()
+            return self._admin.list_topics()
+
+        listed = self._retrying(list_topics, "listing topics")
         return [TopicPartition(topic, number) for topic in self._topics if topic in listed
                 for number in range(listed[topic].partitions)]
 
     def ranges(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
         """(first offset kept, next offset) of each partition."""
-        if self._consumer is None:
-            self._consumer = self.transport.consumer(None)
-        return {tp: self._consumer.offset_range(tp) for tp in partitions}
+        wanted = list(partitions)
+
+        def read_ranges() -> dict[TopicPartition, tuple[int, int]]:
+            if self._consumer is None:
+                self._consumer = self.transport.consumer(None)
+            return {tp: self._consumer.offset_range(tp) for tp in wanted}
+
+        return self._retrying(read_ranges, "reading partition offsets")
+
+    def _retrying(self, action: Callable[[], T], what: str) -> T:
+        def attempt() -> T:
+            try:
+                return action()
+            except RetriableError:
+                self._close_clients()  # the next attempt opens fresh ones
+                raise
+
+        return retrying(attempt, what=what, timeout_ms=self._retry_timeout_ms)
 
     def latest(self) -> PartitionOffsets:
         """The next offset of every partition."""
@@ -224,11 +251,24 @@ class PartitionCatalog:
         return resolved
 
     def close(self) -> None:
-        """Close the clients. Idempotent; the catalog reopens them if used again."""
-        for closable in (self._consumer, self._admin, self._transport):
-            if closable is not None:
-                try:
-                    closable.close()
-                except Exception:  # closing is best effort
-                    _log.debug("closing %r failed", closable, exc_info=True)
-        self._transport = self._admin = self._consumer = None
+        """Close the clients and the transport. Idempotent; the catalog reopens them if
+        used again.
+        """
+        self._close_clients()
+        transport, self._transport = self._transport, None
+        _close_quietly(transport)
+
+    def _close_clients(self) -> None:
+        consumer, admin = self._consumer, self._admin
+        self._consumer = self._admin = None
+        _close_quietly(consumer)
+        _close_quietly(admin)
+
+
+def _close_quietly(closable: Any) -> None:
+    if closable is None:
+        return
+    try:
+        closable.close()
+    except Exception:  # closing is best effort
+        _log.debug("closing %r failed", closable, exc_info=True)

@@ -79,8 +79,15 @@ READ_CONFIG_DEF = (
     .define("groupId", ConfigType.STRING, None,
             documentation="Consumer group of a non-replayable transport, which reads in a "
             "group and commits on Spark's commit; default omconnect-spark-<topics>.")
+    .define("groupPollTimeoutMs", ConfigType.LONG, 2_000, validators=[Range(min=1)],
+            documentation="Non-replayable transports: how long the driver waits for the "
+            "first record of a micro-batch; a Trigger.AvailableNow query ends after a poll "
+            "this long brings nothing.")
     .define("readTimeoutMs", ConfigType.LONG, 120_000, validators=[Range(min=1)],
             documentation="How long reading an offset range waits for a record it expects.")
+    .define("retryTimeoutMs", ConfigType.LONG, 60_000, validators=[Range(min=0)],
+            documentation="How long a call to the transport is retried while it fails with "
+            "a retriable error (a broker restarting) before the query fails.")
     .define("fetchMaxRecords", ConfigType.INT, 10_000, validators=[Range(min=1)],
             documentation="Records per poll of the transport and per Arrow batch handed to "
             "Spark.")
@@ -113,6 +120,9 @@ WRITE_CONFIG_DEF = (
             "using markers in the transport's key/value store.")
     .define("sendBatchSize", ConfigType.INT, 5_000, validators=[Range(min=1)],
             documentation="Messages per send to the transport.")
+    .define("retryTimeoutMs", ConfigType.LONG, 60_000, validators=[Range(min=0)],
+            documentation="How long opening a producer and reading or storing markers is "
+            "retried while it fails with a retriable error (a broker restarting).")
     .define("writeMarkersNamespace", ConfigType.STRING, "omconnect-spark-writes",
             validators=[NonEmptyString()],
             documentation="Key/value store namespace holding the idempotent-write markers.")
@@ -277,7 +287,9 @@ class ReadOptions:
     max_records_per_partition: int | None
     fail_on_data_loss: bool
     group_id: str
+    group_poll_timeout_ms: int
     read_timeout_ms: int
+    retry_timeout_ms: int
     fetch_max_records: int
     key: Decoding
     value: Decoding
@@ -327,7 +339,9 @@ class ReadOptions:
                    max_records_per_trigger=values["maxRecordsPerTrigger"],
                    max_records_per_partition=values["maxRecordsPerPartition"],
                    fail_on_data_loss=values["failOnDataLoss"], group_id=group_id,
+                   group_poll_timeout_ms=values["groupPollTimeoutMs"],
                    read_timeout_ms=values["readTimeoutMs"],
+                   retry_timeout_ms=values["retryTimeoutMs"],
                    fetch_max_records=values["fetchMaxRecords"],
                    key=decodings["key.converter"], value=decodings["value.converter"])
 
@@ -366,6 +380,7 @@ class WriteOptions:
     idempotent_writes: bool
     send_batch_size: int
     markers_namespace: str
+    retry_timeout_ms: int
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> WriteOptions:
@@ -384,7 +399,8 @@ class WriteOptions:
         return cls(transport=transport, topic=values["topic"] or None,
                    idempotent_writes=values["idempotentWrites"],
                    send_batch_size=values["sendBatchSize"],
-                   markers_namespace=values["writeMarkersNamespace"])
+                   markers_namespace=values["writeMarkersNamespace"],
+                   retry_timeout_ms=values["retryTimeoutMs"])
 
 
 def _split(

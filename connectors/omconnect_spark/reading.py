@@ -9,17 +9,24 @@ makes a re-run of the task, or of the whole batch after a crash, read the same r
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from omconnect.errors import RetriableError
+from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message
+from omconnect.transport.spi import Consumer, Transport
 from omconnect_spark._pyspark import InputPartition
 from omconnect_spark.columns import RecordBatchBuilder, arrow_schema_of
 from omconnect_spark.offsets import OffsetRange, report_data_loss
 from omconnect_spark.options import ReadOptions
+from omconnect_spark.retry import retrying
 
 __all__ = ["MessagesPartition", "OffsetRangePartition", "read_partition", "read_range"]
+
+_log = logging.getLogger(__name__)
 
 _POLL_SLICE_S = 1.0
 
@@ -70,11 +77,12 @@ def read_range(
     tp = offset_range.topic_partition
     transport = options.transport.open()
     try:
-        consumer = transport.consumer(None)
+        consumer = retrying(lambda: _assigned(transport, tp), what=f"assigning {tp}",
+                            timeout_ms=options.retry_timeout_ms)
         try:
-            consumer.assign([tp])
             position = offset_range.start
-            first, _ = consumer.offset_range(tp)
+            first, _ = retrying(lambda: consumer.offset_range(tp), what=f"reading {tp}'s offsets",
+                                timeout_ms=options.retry_timeout_ms)
             if first > position:
                 report_data_loss(
                     f"{tp}: records at offsets {position}..{min(first, offset_range.end) - 1} "
@@ -90,7 +98,14 @@ def read_range(
             while position < offset_range.end:
                 wanted = min(options.fetch_max_records, offset_range.end - position)
                 remaining = deadline - time.monotonic()
-                messages = consumer.poll(wanted, max(0.0, min(_POLL_SLICE_S, remaining)))
+                try:
+                    messages = consumer.poll(wanted, max(0.0, min(_POLL_SLICE_S, remaining)))
+                except RetriableError as exc:  # the broker is away: wait within the deadline
+                    if time.monotonic() >= deadline:
+                        raise
+                    _log.warning("polling %s failed (%s); retrying", tp, exc)
+                    time.sleep(_POLL_SLICE_S)
+                    continue
                 if not messages:
                     if time.monotonic() >= deadline:
                         report_data_loss(
@@ -112,3 +127,14 @@ def read_range(
             consumer.close()
     finally:
         transport.close()
+
+
+def _assigned(transport: Transport, partition: TopicPartition) -> Consumer:
+    """A consumer outside any group, reading ``partition``."""
+    consumer = transport.consumer(None)
+    try:
+        consumer.assign([partition])
+    except BaseException:
+        consumer.close()
+        raise
+    return consumer

@@ -78,7 +78,8 @@ class OmconnectStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _replay(self) -> bool:
         """Open the driver's clients on first use; True when the transport can replay."""
         if self._catalog is None:
-            self._catalog = PartitionCatalog(self._options.transport, self._options.topics)
+            self._catalog = PartitionCatalog(self._options.transport, self._options.topics,
+                                             self._options.retry_timeout_ms)
             if not self._catalog.transport.capabilities.replayable:
                 self._group = GroupReader(self._options)
                 self._group.open(self._catalog.transport)

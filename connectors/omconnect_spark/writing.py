@@ -50,6 +50,7 @@ from omconnect_spark._pyspark import (
     WriterCommitMessage,
 )
 from omconnect_spark.options import WriteOptions
+from omconnect_spark.retry import retrying
 
 __all__ = [
     "OmconnectBatchWriter",
@@ -255,18 +256,22 @@ def send_all(options: WriteOptions, batches: Iterator[Any], markers: tuple[str, 
 
     """
     transport = options.transport.open()
+    timeout = options.retry_timeout_ms
     try:
         store = marks = None
         if markers is not None:
-            store = transport.kv_store(options.markers_namespace)
+            store = retrying(lambda: transport.kv_store(options.markers_namespace),
+                             what="opening the markers store", timeout_ms=timeout)
             marks = WriteMarkers(store, markers[0])
-            if marks.done(markers[1], partition_id):
+            done = marks
+            if retrying(lambda: done.done(markers[1], partition_id), what="reading markers",
+                        timeout_ms=timeout):
                 skipped = sum(batch.num_rows for batch in batches)
                 _log.info("batch %s partition %s of query %s was written before; skipping "
                           "%d rows", markers[1], partition_id, markers[0], skipped)
                 return WriteCommitMessage(partition_id=partition_id, records=0, skipped=True,
                                           query_id=markers[0], batch_id=markers[1])
-        producer = transport.producer()
+        producer = retrying(transport.producer, what="opening a producer", timeout_ms=timeout)
         sent = 0
         try:
             pending: list[Future[list[RecordMetadata]]] = []
@@ -281,7 +286,9 @@ def send_all(options: WriteOptions, batches: Iterator[Any], markers: tuple[str, 
         finally:
             producer.close()
         if marks is not None and markers is not None:
-            marks.mark_partition(markers[1], partition_id, sent)
+            mark = marks
+            retrying(lambda: mark.mark_partition(markers[1], partition_id, sent),
+                     what="storing the task's marker", timeout_ms=timeout)
         return WriteCommitMessage(partition_id=partition_id, records=sent, skipped=False,
                                   query_id=markers[0] if markers else None,
                                   batch_id=markers[1] if markers else None)
@@ -341,10 +348,13 @@ class OmconnectStreamWriter(DataSourceStreamArrowWriter):
             return
         transport = self._options.transport.open()
         try:
-            store = transport.kv_store(self._options.markers_namespace)
+            timeout = self._options.retry_timeout_ms
+            store = retrying(lambda: transport.kv_store(self._options.markers_namespace),
+                             what="opening the markers store", timeout_ms=timeout)
             try:
-                WriteMarkers(store, str(done[0].query_id)).mark_batch(
-                    batchId, [m.partition_id for m in done])
+                marks = WriteMarkers(store, str(done[0].query_id))
+                retrying(lambda: marks.mark_batch(batchId, [m.partition_id for m in done]),
+                         what="storing the batch's marker", timeout_ms=timeout)
             finally:
                 store.close()
         finally:
