@@ -1,0 +1,40 @@
+"""A streaming query in its own process, for the crash test: the embedded topic ``orders``
+through the ``omconnect`` source into a Parquet table, with a checkpoint.
+
+    python streaming_query.py DATA_DIR OUTPUT_DIR CHECKPOINT_DIR
+
+Prints ``STARTED`` once the query runs and ``DONE`` when it has read everything
+(``Trigger.AvailableNow``). It does not call ``omconnect_spark.register``: PySpark finds
+the source through the ``pyspark_omconnect`` module.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pyspark.sql import SparkSession
+
+
+def main(data: str, out: str, checkpoint: str) -> None:
+    spark = (SparkSession.builder.master("local[2]").appName("omconnect-crash-test")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.driver.host", "127.0.0.1")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.sql.shuffle.partitions", "2")
+             .getOrCreate())
+    spark.sparkContext.setLogLevel("ERROR")
+    frame = (spark.readStream.format("omconnect").option("transport", "embedded")
+             .option("embedded.path", data).option("topics", "orders")
+             .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "250")
+             .load())
+    query = (frame.writeStream.format("parquet").option("path", out)
+             .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+    print("STARTED", flush=True)
+    query.awaitTermination()
+    print("DONE", flush=True)
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

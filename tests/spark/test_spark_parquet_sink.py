@@ -1,0 +1,114 @@
+"""The spark-parquet sink connector, run by the standalone runtime on the embedded
+transport: records land in the Parquet table once, even when the consumer group's commit
+is lost.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from spark_helpers import create_topic, embedded
+
+from omconnect.converters.json import JsonConverter
+from omconnect.data import SchemaBuilder, Struct
+from omconnect.data.logical import decimal_schema, timestamp_schema
+from omconnect.records import TopicPartition
+from omconnect.runtime import StandaloneHerder
+from omconnect.transport import Message
+
+pytestmark = pytest.mark.spark
+
+ORDER = (SchemaBuilder.struct().name("order")
+         .field("id", SchemaBuilder.int64().build())
+         .field("item", SchemaBuilder.string().optional().build())
+         .field("price", decimal_schema(2))
+         .field("at", timestamp_schema())
+         .build())
+START = dt.datetime(2024, 5, 1, tzinfo=dt.UTC)
+
+
+def send_orders(data: Path, numbers: range) -> None:
+    converter = JsonConverter()
+    converter.configure({}, is_key=False)
+    with embedded(data) as transport:
+        producer = transport.producer()
+        try:
+            messages = [Message("orders", f"k{i}".encode(), converter.from_connect(
+                "orders", ORDER, Struct(ORDER, {
+                    "id": i, "item": f"item-{i}", "price": decimal.Decimal(i) / 100,
+                    "at": START + dt.timedelta(seconds=i)})))
+                for i in numbers]
+            producer.send(messages).result(timeout=60)
+        finally:
+            producer.close()
+
+
+def worker(data: Path) -> dict[str, Any]:
+    return {"transport": "embedded", "embedded.path": str(data), "key.converter": "string",
+            "value.converter": "json", "offset.flush.interval.ms": "500",
+            "embedded.session.timeout.ms": "3000", "embedded.heartbeat.interval.ms": "300"}
+
+
+def wait_for_rows(spark, out: Path, rows: int, timeout: float = 240) -> Any:
+    deadline = time.monotonic() + timeout
+    seen = 0
+    while time.monotonic() < deadline:
+        if out.exists():
+            try:
+                seen = spark.read.parquet(str(out)).count()
+            except Exception:  # the first flush has not committed yet
+                seen = 0
+            if seen >= rows:
+                return spark.read.parquet(str(out))
+        time.sleep(1)
+    pytest.fail(f"the table has {seen} rows after {timeout} s, expected {rows}")
+
+
+def test_records_reach_the_parquet_table_once_even_when_the_group_commit_is_lost(
+        spark, tmp_path):
+    data, out = tmp_path / "data", tmp_path / "table"
+    with embedded(data) as transport:
+        create_topic(transport, "orders", 2)
+    send_orders(data, range(600))
+    connector = {"name": "to-parquet", "connector.class": "spark-parquet", "tasks.max": "1",
+                 "topics": "orders", "path": str(out), "flush.max.records": "250"}
+    with StandaloneHerder(worker(data)) as herder:
+        herder.create_connector(connector)
+        table = wait_for_rows(spark, out, 600)
+        status = herder.connector_status("to-parquet").to_dict()
+    assert status["tasks"][0]["state"] in ("RUNNING", "UNASSIGNED"), status
+    assert table.schema["value"].dataType.simpleString() == (
+        "struct<id:bigint,item:string,price:decimal(38,2),at:timestamp>")
+    rows = table.select("key", "value.*", "topic", "partition", "offset", "offsets").collect()
+    assert sorted(r.id for r in rows) == list(range(600))
+    first = next(r for r in rows if r.id == 123)
+    assert (first.key, first.item, first.price, first.topic) == (
+        "k123", "item-123", decimal.Decimal("1.23"), "orders")
+    assert first.at.replace(tzinfo=None) == (START + dt.timedelta(seconds=123)).astimezone(
+        ).replace(tzinfo=None)
+    low, high = (int(x) for x in first.offsets.split("-"))
+    assert low <= first.offset <= high
+
+    # The group's commit is lost (reset to the start): the task finds what the table holds
+    # and resumes after it, so nothing is written twice.
+    with embedded(data) as transport:
+        consumer = transport.consumer("connect-to-parquet")
+        try:
+            consumer.commit({TopicPartition("orders", 0): 0, TopicPartition("orders", 1): 0})
+        finally:
+            consumer.close()
+    send_orders(data, range(600, 800))
+    with StandaloneHerder(worker(data)):
+        table = wait_for_rows(spark, out, 800)
+        time.sleep(3)  # a duplicate would arrive with the next flushes
+        table = spark.read.parquet(str(out))
+    ids = [r.id for r in table.select("value.id").collect()]
+    assert sorted(ids) == list(range(800))
+    assert table.select("partition", "offset").distinct().count() == 800
+    directories = sorted(p.name for p in (out / "topic=orders" / "partition=0").iterdir())
+    assert directories and all(name.startswith("offsets=") for name in directories)
