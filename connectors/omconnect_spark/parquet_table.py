@@ -92,6 +92,7 @@ def table_of(segments: Sequence[Segment], key_type: Any, value_type: Any, *,
              binary: bool) -> Any:
     """One Arrow table of ``segments`` (all of the given key and value types)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     records = [record for segment in segments for record in segment]
     labels: list[str] = []
@@ -104,7 +105,7 @@ def table_of(segments: Sequence[Segment], key_type: Any, value_type: Any, *,
                      binary),
         "value": _side([r.value for r in records], [r.value_schema for r in records],
                        value_type, binary),
-        "timestamp": pa.compute.multiply(stamps, 1000).cast(pa.timestamp("us", tz="UTC")),
+        "timestamp": pc.multiply(stamps, 1000).cast(pa.timestamp("us", tz="UTC")),
         "offset": pa.array([r.offset for r in records], pa.int64()),
         "headers": pa.array([[{"key": h.key, "value": _header_text(h.value)}
                               for h in r.headers] for r in records], header_type),
@@ -134,8 +135,6 @@ def write_segments(spark: Any, path: str, per_partition: Mapping[TopicPartition,
     column types. So a partition's segments land in offset order, and after a crash the
     table holds a prefix of each partition's records.
     """
-    import pyarrow.compute  # noqa: F401 - pa.compute in table_of
-
     rounds = max((len(segments) for segments in per_partition.values()), default=0)
     for index in range(rounds):
         groups: dict[tuple[str, str], tuple[Any, Any, list[Segment]]] = {}
