@@ -8,26 +8,10 @@ for the cases that restart the broker and need its data to survive.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
-from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, BrokerHandle, free_port, start_broker
-
-DRIVERS = ("kafka-python", "confluent")
-UNREACHABLE_TIMEOUT_MS = 2000
-
-
-def kafka_options(url: str, driver: str, **overrides: Any) -> dict[str, Any]:
-    """Transport options for the test broker at ``url`` with ``driver``."""
-    return {"bootstrap.servers": url, "client.driver": driver, **TEST_CLIENT_OPTIONS,
-            **overrides}
-
-
-def unreachable_options(driver: str) -> dict[str, Any]:
-    """Options pointing at a port nothing listens on, with 2-second timeouts."""
-    return kafka_options(f"127.0.0.1:{free_port()}", driver, **{
-        "connect.timeout.ms": UNREACHABLE_TIMEOUT_MS,
-        "request.timeout.ms": UNREACHABLE_TIMEOUT_MS})
+from kafka_support import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options  # noqa: F401
+from omconnect_kafka.testing import BrokerHandle, start_broker
 
 
 @pytest.fixture(scope="session")

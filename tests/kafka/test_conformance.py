@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
+from kafka_support import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
 from omconnect_kafka.testing import BrokerHandle
 

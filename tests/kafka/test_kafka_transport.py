@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
+from kafka_support import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
 from omconnect_kafka.offsets import kv_topic
 from omconnect_kafka.partitioner import partition_for_key

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import DRIVERS
+from kafka_support import DRIVERS
 from omconnect_kafka import KafkaTransport
 from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, BrokerHandle
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import pytest
-from conftest import read_topic, sink_config, source_config
 from runtime_connectors import STATE
+from runtime_support import read_topic, sink_config, source_config
 
 from omconnect.errors import ConfigError
 from omconnect.runtime import StandaloneHerder, WorkerConfig
@@ -135,7 +135,7 @@ def test_the_worker_default_delivery_guarantee_applies(tmp_path):
 def test_connector_converter_overrides_apply(herder, worker_config):
     herder.create_connector(source_config(records=3, value_converter="string",
                                           key_converter="string"))
-    from conftest import eventually
+    from runtime_support import eventually
 
     eventually(lambda: len(read_topic(worker_config, "counting-out")) == 3)
     assert [m.value for m in read_topic(worker_config, "counting-out")] == [

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from conftest import eventually, read_topic
+from runtime_support import eventually, read_topic
 
 from omconnect.config import ConfigDef, ConfigType
 from omconnect.connector import SourceConnector, SourceTask

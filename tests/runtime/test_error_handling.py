@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import eventually, read_topic, sink_config, source_config
 from runtime_connectors import STATE
+from runtime_support import eventually, read_topic, sink_config, source_config
 
 from omconnect.connector.lifecycle import State
 from omconnect.transport import Message

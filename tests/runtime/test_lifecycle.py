@@ -9,8 +9,8 @@ import threading
 import time
 
 import pytest
-from conftest import eventually, read_topic, sink_config, source_config
 from runtime_connectors import RELEASE_BLOCKED, STATE
+from runtime_support import eventually, read_topic, sink_config, source_config
 
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError

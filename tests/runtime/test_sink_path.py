@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from conftest import eventually, read_topic, sink_config, source_config
 from runtime_connectors import STATE
+from runtime_support import eventually, read_topic, sink_config, source_config
 from test_error_handling import _headers, _json, _produce
 
 from omconnect.runtime import StandaloneHerder

@@ -7,8 +7,8 @@ import time
 import weakref
 
 import pytest
-from conftest import eventually, read_topic, source_config
 from runtime_connectors import GATE, STATE
+from runtime_support import eventually, read_topic, source_config
 
 from omconnect.connector.lifecycle import State
 from omconnect.errors import RetriableTransportError, TransportError

@@ -13,8 +13,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import spark_environment
 from spark_helpers import create_topic, embedded, produce, values_of
+from spark_support import spark_environment
 
 pytestmark = pytest.mark.spark
 

@@ -1,0 +1,64 @@
+"""Helpers shared by the tests in tests/runtime/ (a uniquely named module, so that test modules
+import them by name without clashing with other directories' conftest modules)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from omconnect.transports.memory import MemoryTransport
+
+
+def eventually(condition: Callable[[], Any], timeout: float = 10.0,
+               what: str = "condition") -> Any:
+    """Poll ``condition`` until it is truthy; fail the test after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(0.02)
+
+
+def source_config(name: str = "counting", **extra: Any) -> dict[str, Any]:
+    config = {"name": name, "connector.class": "runtime_connectors:CountingSource",
+              "topic": f"{name}-out"}
+    config.update({k.replace("_", "."): v for k, v in extra.items()})
+    return config
+
+
+def sink_config(name: str = "listing", topics: str = "in", **extra: Any) -> dict[str, Any]:
+    config = {"name": name, "connector.class": "runtime_connectors:ListSink",
+              "topics": topics}
+    config.update({k.replace("_", "."): v for k, v in extra.items()})
+    return config
+
+
+def read_topic(transport_config: dict[str, Any], topic: str) -> list[Any]:
+    """Every message of ``topic`` (all partitions), read with a lone consumer."""
+    from omconnect.records import TopicPartition
+
+    transport = MemoryTransport({"namespace": transport_config.get(
+        "memory.namespace") or transport_config["gated.namespace"]})
+    admin = transport.admin()
+    topics = admin.list_topics()
+    if topic not in topics:
+        return []
+    consumer = transport.consumer()
+    partitions = [TopicPartition(topic, p) for p in range(topics[topic].partitions)]
+    consumer.assign(partitions)
+    for tp in partitions:
+        consumer.seek(tp, 0)
+    out: list[Any] = []
+    while True:
+        batch = consumer.poll(10_000, 0.05)
+        if not batch:
+            break
+        out.extend(batch)
+    consumer.close()
+    return out
