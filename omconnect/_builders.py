@@ -4,13 +4,14 @@ A frozen attrs class forbids ``__setattr__``, so its generated ``__init__`` sets
 field with a call to ``object.__setattr__``; with keyword arguments, a converter and a
 post-init hook on top, building a ``SinkRecord`` cost 1.5-3 µs, more than everything
 else the runtime does per record. :func:`builder` makes a function that takes every field
-positionally and builds the same instance about four times faster:
+positionally and builds the same instance three to five times faster (see
+``benchmarks/record_construction.py``):
 
 * it creates an instance of a *twin* class (same base, same slots, ordinary
   ``__setattr__``, no ``__init__``), so each field is a plain slot store (a few ns each);
 * then it sets the instance's ``__class__`` to the real class, which CPython allows
-  because both have the same memory layout. That assignment is the most expensive step
-  (about 60 ns), and still far cheaper than a frozen class's ``__init__``.
+  because both have the same memory layout. That assignment is the most expensive step,
+  and still far cheaper than a frozen class's ``__init__``.
 
 The result is indistinguishable from one made by the class's ``__init__`` with the same
 values: same type, equality, hash and repr. What is skipped is the ``__init__`` itself:
