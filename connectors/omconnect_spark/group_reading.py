@@ -10,7 +10,10 @@ a consumer group instead:
   as the next chunk, and returns ``{"omconnect.batch": n}``: a counter, not a position in
   the transport.
 * with ``Trigger.AvailableNow``, "available now" is what the group delivers: the query
-  ends after a poll of ``groupPollTimeoutMs`` brings nothing;
+  ends after a poll of ``groupPollTimeoutMs`` brings nothing, and the reader then leaves
+  the group (PySpark ends the source's process without calling ``stop``, so a query
+  stopped any other way leaves the group only when its connection drops or its session
+  times out);
 * ``partitions`` ships the chunk's messages to the executors inside the input partitions
   (split every ``fetchMaxRecords``); nothing is re-read from the transport there.
 * ``commit(end)``, and the next ``latestOffset(start)`` (Spark asks for it only after the
@@ -131,6 +134,11 @@ class GroupReader:
         messages = self._poll(wanted)
         if not messages:
             self._drained = True
+            if available_now:
+                # The run ends here and every chunk is committed. Leave the group now:
+                # PySpark ends the source's process without calling stop() (seen on 4.3),
+                # and a member that never leaves keeps its partitions until it times out.
+                self.close()
             return {BATCH_KEY: number}
         self._chunks[number + 1] = messages
         return {BATCH_KEY: number + 1}

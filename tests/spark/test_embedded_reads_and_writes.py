@@ -176,6 +176,10 @@ def test_a_non_replayable_transport_streams_at_least_once_committing_on_spark_co
         finally:
             consumer.close()
     assert committed == ends
+    with embedded(data) as transport:  # the run left the group: a new run reads at once
+        produce(transport, "orders", range(400, 500))
+    run_available_now(frame, out, tmp_path / "checkpoint")
+    assert values_of(spark.read.parquet(str(out)).collect()) == list(range(500))
 
 
 # -- writes ---------------------------------------------------------------------------------
