@@ -91,8 +91,6 @@ import importlib.util
 import os
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -102,6 +100,10 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Literal
+
+from omconnect.testing.processes import free_port, port_open
+from omconnect.testing.processes import log_tail as _tail
+from omconnect.testing.processes import terminate_process_group as _terminate
 
 __all__ = [
     "TEST_CLIENT_OPTIONS",
@@ -152,17 +154,6 @@ class BrokerStartError(RuntimeError):
 
 class StorageNotSupportedError(BrokerStartError):
     """Raised when the Tansu binary was built without the requested storage engine."""
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that was free a moment ago.
-
-    Returns:
-        A port number obtained by binding to port 0 and closing the socket.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def find_tansu_binary() -> Path:
@@ -253,35 +244,6 @@ def _stop_all_at_exit() -> None:
 
 
 atexit.register(_stop_all_at_exit)
-
-
-def _terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM the process group, SIGKILL it after ``timeout``, always reap."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _tail(path: Path, max_bytes: int = 4000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "<no log>"
-    return data[-max_bytes:].decode("utf-8", "replace").strip() or "<empty log>"
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection((_HOST, port), timeout=0.25):
-            return True
-    except OSError:
-        return False
 
 
 def _base_env() -> dict[str, str]:
@@ -545,7 +507,7 @@ class BrokerHandle:
                     f"tansu exited with {process.returncode} before becoming ready "
                     f"(storage {self.storage_url}); log tail:\n{tail}"
                 )
-            if _port_open(self.port):
+            if port_open(self.port, _HOST):
                 try:
                     _fetch_metadata(self.url)
                     return

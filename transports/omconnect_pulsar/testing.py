@@ -74,7 +74,6 @@ import importlib.resources
 import importlib.util
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import threading
@@ -82,6 +81,10 @@ import time
 from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING
+
+from omconnect.testing.processes import free_port, port_open
+from omconnect.testing.processes import log_tail as _tail
+from omconnect.testing.processes import terminate_process_group as _terminate
 
 if TYPE_CHECKING:
     from omconnect.testing.profile import TransportProfile
@@ -111,17 +114,6 @@ _HOST = "127.0.0.1"
 
 class BrokerStartError(RuntimeError):
     """Raised when the broker fails to start or become ready in time."""
-
-
-def free_port() -> int:
-    """Return a TCP port on 127.0.0.1 that was free a moment ago.
-
-    Returns:
-        A port number obtained by binding to port 0 and closing the socket.
-    """
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((_HOST, 0))
-        return int(sock.getsockname()[1])
 
 
 def find_pulsar_lite_binary() -> Path:
@@ -170,35 +162,6 @@ def _stop_all_at_exit() -> None:
 
 
 atexit.register(_stop_all_at_exit)
-
-
-def _terminate(process: subprocess.Popen[bytes], timeout: float) -> None:
-    """SIGTERM the process group, SIGKILL it after ``timeout``, always reap."""
-    if process.poll() is None:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-
-
-def _tail(path: Path, max_bytes: int = 4000) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "<no log>"
-    return data[-max_bytes:].decode("utf-8", "replace").strip() or "<empty log>"
-
-
-def _port_open(port: int) -> bool:
-    try:
-        with socket.create_connection((_HOST, port), timeout=0.25):
-            return True
-    except OSError:
-        return False
 
 
 def _decode_address(hex_address: str) -> tuple[str, int]:
@@ -413,7 +376,7 @@ class BrokerHandle:
                     f"pulsar-lite exited with {process.returncode} before becoming "
                     f"ready; log tail:\n{_tail(self.log_path)}"
                 )
-            if _port_open(self.port):
+            if port_open(self.port, _HOST):
                 try:
                     _probe_producer(self.url, min(5.0, max(1.0, deadline - time.monotonic())))
                 except Exception as exc:  # any client failure means "retry"

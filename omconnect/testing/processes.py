@@ -1,0 +1,60 @@
+"""Process and port helpers for test-broker launchers (standard library only).
+
+The launchers in ``transports/omconnect_*/testing.py`` start brokers as child processes
+in their own process group on free loopback ports; these are the pieces they share.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+__all__ = ["LOOPBACK", "free_port", "log_tail", "port_open", "terminate_process_group"]
+
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    """Return a TCP port on 127.0.0.1 that was free a moment ago.
+
+    Returns:
+        A port number obtained by binding to port 0 and closing the socket.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def terminate_process_group(process: subprocess.Popen[bytes], timeout: float) -> None:
+    """SIGTERM the process group, SIGKILL it after ``timeout`` seconds, always reap."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def log_tail(path: Path, max_bytes: int = 4000) -> str:
+    """The last ``max_bytes`` of a log file as text (for start-up error messages)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return "<no log>"
+    return data[-max_bytes:].decode("utf-8", "replace").strip() or "<empty log>"
+
+
+def port_open(port: int, host: str = LOOPBACK) -> bool:
+    """Whether something accepts TCP connections on ``host:port`` (0.25 s timeout)."""
+    try:
+        with socket.create_connection((host, port), timeout=0.25):
+            return True
+    except OSError:
+        return False
