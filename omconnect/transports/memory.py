@@ -47,9 +47,9 @@ import attrs
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.errors import IllegalStateError, TransportError
-from omconnect.records import RecordMetadata, TopicPartition
+from omconnect.records import RecordMetadata, TopicPartition, build_record_metadata
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.messages import Message, TopicSpec
+from omconnect.transport.messages import Message, TopicSpec, build_message
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 from omconnect.transports.checks import (
     check_consumer_args,
@@ -280,12 +280,12 @@ class MemoryProducer(Producer):
             acknowledged = []
             for message, partition in zip(messages, partitions, strict=True):
                 log = space.topics[message.topic][partition]
-                stored = Message(message.topic, message.key, message.value, message.headers,
-                                 message.timestamp if message.timestamp is not None else stamp,
-                                 partition, len(log))
-                log.append(stored)
-                acknowledged.append(RecordMetadata(stored.topic, partition, stored.offset,
-                                                   stored.timestamp))
+                timestamp = message.timestamp if message.timestamp is not None else stamp
+                offset = len(log)
+                log.append(build_message(message.topic, message.key, message.value,
+                                         message.headers, timestamp, partition, offset))
+                acknowledged.append(build_record_metadata(message.topic, partition, offset,
+                                                          timestamp))
         space.notify()
         future.set_result(acknowledged)
         return future

@@ -23,10 +23,10 @@ import operator
 import struct
 from array import array
 from collections.abc import Sequence
-from itertools import accumulate
+from itertools import accumulate, repeat
 
 from omconnect.errors import TransportError
-from omconnect.transport.messages import Message, WireHeaders
+from omconnect.transport.messages import Message, WireHeaders, build_message
 
 __all__ = ["CHUNK_BYTES", "CHUNK_RECORDS", "decode_chunk", "encode_chunks"]
 
@@ -121,6 +121,8 @@ def _lengths(data: bytes, position: int, count: int, code: str) -> tuple[array[i
     size = 4 if code == "i" else 8
     values = array(code)
     values.frombytes(data[position:position + size * count])
+    if len(values) != count:
+        raise ValueError(f"{count} lengths expected, {len(values)} stored")
     return values, position + size * count
 
 
@@ -191,10 +193,10 @@ def decode_chunk(
     except (struct.error, ValueError, IndexError) as exc:
         raise TransportError(f"embedded transport: stored records are damaged: {exc}",
                              topic=topic, partition=partition, offset=base_offset) from exc
-    return [Message(topic, key, value, header, timestamp, partition, offset)
-            for key, value, header, timestamp, offset in zip(
-                keys, values, headers, timestamps[first:stop],
-                range(base_offset + first, base_offset + stop), strict=True)]
+    # build_message: every field is already of its final type (bytes, tuple, int)
+    return list(map(build_message, repeat(topic), keys, values, headers,
+                    timestamps[first:stop], repeat(partition),
+                    range(base_offset + first, base_offset + stop)))
 
 
 def encode_headers(headers: WireHeaders) -> bytes | None:

@@ -30,7 +30,7 @@ from omconnect.errors import (
     TransportError,
     TransportTimeoutError,
 )
-from omconnect.records import RecordMetadata
+from omconnect.records import RecordMetadata, build_record_metadata
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect.transports.checks import check_message_sizes, failed_batch
@@ -227,13 +227,20 @@ class LogWriter:
         for partition in set(partitions):
             offset = next_offsets.get(pids[partition])
             counters[partition] = self._next_offset(pids[partition]) if offset is None else offset
-        offsets: list[int] = []
-        take = offsets.append
-        for partition in partitions:
-            offset = counters[partition]
-            counters[partition] = offset + 1
-            take(offset)
-        metadata = list(map(RecordMetadata, repeat(topic), partitions, offsets, timestamps))
+        offsets: list[int] | range
+        if len(counters) == 1:
+            start = counters[partitions[0]]
+            offsets = range(start, start + len(partitions))
+            counters[partitions[0]] = start + len(partitions)
+        else:
+            offsets = []
+            take = offsets.append
+            for partition in partitions:
+                offset = counters[partition]
+                counters[partition] = offset + 1
+                take(offset)
+        metadata = list(map(build_record_metadata, repeat(topic), partitions, offsets,
+                            timestamps))
         runs: list[tuple[int, Sequence[Message], list[int]]]
         if len(counters) == 1:
             runs = [(partitions[0], messages, timestamps)]
