@@ -4,11 +4,11 @@ A worker is idle when, for the whole window, no task moved a record: no source p
 sent or had acknowledged anything and none has records in flight, and no sink read or put
 anything and none lags behind where the transport reports lag. Every task must have
 started (a task not yet RUNNING is not idle) or have failed (a FAILED task will not move
-more; the exit code reports it).
+more; the exit code reports it). A sink connector none of whose running tasks has a
+partition assigned yet is still joining its consumer group, so it is not idle either
+(a ``topics.regex`` that matches no topic keeps it so: stop such a worker yourself).
 
-This is meant for demos, tests and batch runs that read a finite input. A sink that joins
-its consumer group slowly (some brokers take seconds) reads nothing meanwhile: choose a
-window longer than that.
+This is meant for demos, tests and batch runs that read a finite input.
 """
 
 from __future__ import annotations
@@ -53,7 +53,8 @@ class IdleWatch:
         """
         current = {}
         busy = False
-        for snap in snapshots:
+        snapshots_seen = list(snapshots)
+        for snap in snapshots_seen:
             key = (snap.connector, snap.task)
             current[key] = activity = _activity(snap)
             if self._last.get(key) != activity:
@@ -61,6 +62,8 @@ class IdleWatch:
             if snap.in_flight > 0 or (snap.kind == "sink" and snap.lag):
                 busy = True
         if any(state not in _SETTLED for state in states.values()):
+            busy = True
+        if _joining_sinks(snapshots_seen, states):
             busy = True
         if set(current) != set(self._last):
             busy = True
@@ -71,3 +74,14 @@ class IdleWatch:
         if self._idle_since is None:
             self._idle_since = now
         return now - self._idle_since >= self.window
+
+
+def _joining_sinks(snapshots: Iterable[TaskMetricsSnapshot],
+                   states: Mapping[tuple[str, int], str]) -> set[str]:
+    """Sink connectors whose running tasks all have no partition assigned yet."""
+    unassigned: dict[str, bool] = {}
+    for snap in snapshots:
+        if snap.kind == "sink" and states.get((snap.connector, snap.task)) == "RUNNING":
+            unassigned[snap.connector] = (unassigned.get(snap.connector, True)
+                                          and snap.assigned_partitions == 0)
+    return {name for name, waiting in unassigned.items() if waiting}

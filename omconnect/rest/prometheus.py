@@ -65,6 +65,8 @@ TASK_METRICS: tuple[_Metric, ...] = (
     _Metric("lag", "omconnect_task_lag_records", "gauge",
             "Records in the assigned partitions not yet consumed (sink tasks, where the "
             "transport reports offset ranges)."),
+    _Metric("assigned_partitions", "omconnect_task_assigned_partitions", "gauge",
+            "Partitions the consumer group assigned to the task (sink tasks)."),
     _Metric("started_at", "omconnect_task_start_time_seconds", "gauge",
             "When this run of the task started, in seconds since the epoch."),
     _Metric("last_offset_commit_at", "omconnect_task_last_offset_commit_time_seconds",

@@ -41,7 +41,9 @@ class TaskMetricsSnapshot:
         batch_size_max: The largest batch seen.
         in_flight: Records sent but not yet acknowledged (source), now.
         lag: Records in assigned partitions not yet consumed (sink), where the transport
-            reports offset ranges; ``None`` when unknown.
+            reports offset ranges; ``None`` when unknown. Refreshed at most once a second
+            while the task polls, on assignment and at each commit.
+        assigned_partitions: Partitions the consumer group assigned to the task (sink), now.
         offset_commits: Successful offset commits.
         offset_commit_failures: Failed offset commits.
         last_offset_commit_at: When offsets were last committed (epoch seconds) or ``None``.
@@ -66,6 +68,7 @@ class TaskMetricsSnapshot:
     batch_size_max: int = 0
     in_flight: int = 0
     lag: int | None = None
+    assigned_partitions: int = 0
     offset_commits: int = 0
     offset_commit_failures: int = 0
     last_offset_commit_at: float | None = None
@@ -94,6 +97,7 @@ class TaskMetrics:
 
     __slots__ = (
         "acknowledged",
+        "assigned_partitions",
         "batch_size_max",
         "batches",
         "committed",
@@ -133,6 +137,7 @@ class TaskMetrics:
         self.batch_size_max = 0
         self.in_flight = 0
         self.lag: int | None = None
+        self.assigned_partitions = 0
         self.offset_commits = 0
         self.offset_commit_failures = 0
         self.last_offset_commit_at: float | None = None
@@ -171,6 +176,7 @@ class TaskMetrics:
             batch_size_max=self.batch_size_max,
             in_flight=self.in_flight,
             lag=self.lag,
+            assigned_partitions=self.assigned_partitions,
             offset_commits=self.offset_commits,
             offset_commit_failures=self.offset_commit_failures,
             last_offset_commit_at=self.last_offset_commit_at,

@@ -54,6 +54,7 @@ __all__ = ["SinkTaskRunner"]
 _log = logging.getLogger(__name__)
 
 _MAX_POLL_WAIT_S = 1.0
+_LAG_REFRESH_S = 1.0  # the lag metric's refresh period while polling
 
 
 class _Context(SinkTaskContext):
@@ -149,6 +150,7 @@ class SinkTaskRunner(TaskRunner):
         self._reporter: ErrantRecordReporter | None = None
         self._topics: list[str] = []
         self._lag_known = True
+        self._lag_due = 0.0  # when the lag metric is next refreshed (monotonic seconds)
         self._closing = False
         worker = setup.worker
         self._flush_interval_s = worker["offset.flush.interval.ms"] / 1000.0
@@ -226,6 +228,8 @@ class SinkTaskRunner(TaskRunner):
             if now >= next_commit or self._commit_requested:
                 self._commit()
                 next_commit = time.monotonic() + self._flush_interval_s
+            if now >= self._lag_due:
+                self._update_lag()
             if regex and now >= next_refresh:
                 self._subscribe()
                 next_refresh = now + self._regex_refresh_s
@@ -365,7 +369,9 @@ class SinkTaskRunner(TaskRunner):
 
     def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
         self._assignment = self._assignment | partitions
+        self.metrics.assigned_partitions = len(self._assignment)
         self._note_committed(partitions)
+        self._update_lag()
         self.sink_task.open(partitions)
         if self._seeks:  # offsets the task set in open() apply before anything is read
             self._apply_seeks()
@@ -398,6 +404,7 @@ class SinkTaskRunner(TaskRunner):
         finally:
             self.sink_task.close(partitions)
             self._assignment = self._assignment - partitions
+            self.metrics.assigned_partitions = len(self._assignment)
             for tp in partitions:
                 self._offsets_put.pop(tp, None)
                 self._committed.pop(tp, None)
@@ -504,7 +511,14 @@ class SinkTaskRunner(TaskRunner):
         self._update_lag()
 
     def _update_lag(self) -> None:
-        if not self._lag_known or self._consumer is None or not self._assignment:
+        """Refresh the lag metric: end of each assigned partition minus the position put
+        (or committed); at most once a second from the poll loop (it may ask the broker).
+        """
+        self._lag_due = time.monotonic() + _LAG_REFRESH_S
+        if not self._lag_known or self._consumer is None:
+            return
+        if not self._assignment:
+            self.metrics.lag = 0 if self.metrics.lag is not None else None
             return
         lag = 0
         try:
@@ -538,6 +552,7 @@ class SinkTaskRunner(TaskRunner):
                 self._commit()
             if self._assignment:
                 assignment, self._assignment = self._assignment, frozenset()
+                self.metrics.assigned_partitions = 0
                 try:
                     self.sink_task.close(assignment)
                 except Exception:

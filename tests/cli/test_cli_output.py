@@ -100,3 +100,15 @@ def test_not_idle_while_records_move_are_in_flight_lag_or_tasks_start():
     failed = IdleWatch(1.0)
     failed.update(0.0, [], {("c", -1): "FAILED"})
     assert failed.update(5.0, [], {("c", -1): "FAILED"})
+
+
+def test_a_sink_connector_without_partitions_is_still_joining_not_idle():
+    states = {("s", 0): "RUNNING", ("s", 1): "RUNNING"}
+    joining = [_snap("s", 0, kind="sink"), _snap("s", 1, kind="sink")]
+    watch = IdleWatch(1.0)
+    watch.update(0.0, joining, states)
+    assert not watch.update(30.0, joining, states)
+    # one task of the two got the topic's only partition: the connector has joined
+    joined = [_snap("s", 0, kind="sink", assigned_partitions=1), _snap("s", 1, kind="sink")]
+    watch.update(31.0, joined, states)
+    assert watch.update(32.5, joined, states)

@@ -106,3 +106,20 @@ def test_sink_stop_comes_last_on_the_task_thread_after_the_final_commit(herder, 
     assert len({thread for _, thread in calls[-3:]}) == 1
     assert STATE["listing"]["pre_commits"][-1] == {
         tp: 5 for tp in STATE["listing"]["pre_commits"][-1]}
+
+
+def test_a_sink_reports_its_partitions_and_a_lag_that_does_not_wait_for_commits(
+        worker_config):
+    # Commits every minute, and put() keeps failing retriably so nothing is ever put:
+    # the lag must follow what arrives without waiting for a commit.
+    config = dict(worker_config, **{"offset.flush.interval.ms": 60_000})
+    with StandaloneHerder(config) as herder:
+        _produce(worker_config, "in", [_json("first")])
+        herder.create_connector(sink_config(retriable_failures=1_000_000,
+                                            errors_retry_timeout=0))
+        eventually(lambda: herder.metrics() and herder.metrics()[0].assigned_partitions == 1,
+                   what="the partition assigned")
+        eventually(lambda: herder.metrics()[0].lag == 1, what="lag 1")
+        _produce(worker_config, "in", [_json(f"v{n}") for n in range(25)])
+        eventually(lambda: herder.metrics()[0].lag == 26, what="lag 26")
+        assert STATE["listing"]["records"] == []
