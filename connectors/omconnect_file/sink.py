@@ -6,17 +6,23 @@ as it is (UTF-8), bytes as they are, ``None`` as ``null`` and booleans as
 ``true``/``false`` (as Kafka Connect's Java ``println`` does), anything else as
 ``str(value)``. Without ``file``, lines go to standard output.
 
-Durability: each batch is appended with one ``write`` system call as it is put, so a
-process that is killed never leaves half a line behind (the operating system has whole
-batches or nothing; after a power loss a torn last line is possible), and ``flush`` calls
-``fsync``; the runtime flushes before it commits the consumed positions. So a committed
-record is on disk; after a crash the records after the last commit are delivered again and
-their lines appended again: at-least-once, duplicates limited to the uncommitted window
-(Kafka Connect's file sink behaves the same, without the ``fsync``).
+Durability: each batch is appended with one ``write`` system call as it is put, and
+``flush`` calls ``fsync``; the runtime flushes before it commits the consumed positions.
+So a committed record is on disk; after a crash the records after the last commit are
+delivered again and their lines appended again: at-least-once, duplicates limited to the
+uncommitted window (Kafka Connect's file sink behaves the same, without the ``fsync``).
+
+A write that spans pages can still be cut short by SIGKILL or a power loss, leaving the
+start of a line without its newline at the end of the file. Those records were not
+committed (their batch was never flushed), so they are delivered again; the task removes
+such a torn last line when it starts (logging how many bytes it removed), so that the
+re-delivered line starts on a line of its own. The sink owns its file: content appended by
+others that does not end with a newline counts as torn.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import threading
@@ -29,7 +35,7 @@ from omconnect.connector import SinkConnector, SinkTask
 from omconnect.errors import IllegalStateError
 from omconnect.records import SinkRecord, TopicPartition
 
-__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "line_of"]
+__all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "drop_torn_last_line", "line_of"]
 
 FILE = "file"
 
@@ -38,6 +44,9 @@ CONFIG_DEF = ConfigDef().define(
     documentation="The file to append lines to (created if missing); standard output "
     "when not set.")
 """The settings of the file sink besides ``topics``."""
+
+_log = logging.getLogger(__name__)
+_TAIL_STEP = 1 << 16
 
 
 def line_of(value: Any) -> bytes:
@@ -120,7 +129,13 @@ class FileStreamSinkTask(SinkTask):
             self._out = sys.stdout.buffer
         else:
             # Unbuffered: each put is one write() of whole lines (see the module docs).
-            self._out = open(self._filename, "ab", buffering=0)  # noqa: SIM115 - stop()
+            # Readable too ("a+b"): start() looks for a torn last line.
+            self._out = open(self._filename, "a+b", buffering=0)  # noqa: SIM115 - stop()
+            removed = drop_torn_last_line(self._out)
+            if removed:
+                _log.warning("file sink: removed the torn last line of %s (%d bytes without "
+                             "a newline, from an interrupted write; its records are "
+                             "delivered again)", self._filename, removed)
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         """Append one line per record (durable after :meth:`flush`).
@@ -164,3 +179,29 @@ class FileStreamSinkTask(SinkTask):
             if self._filename is not None:
                 os.fsync(out.fileno())
                 out.close()
+
+
+def drop_torn_last_line(out: IO[bytes]) -> int:
+    """Truncate ``out`` (a file open for reading and appending) after its last newline.
+
+    Returns:
+        How many bytes were removed (0 when the file is empty or ends with a newline).
+
+    """
+    fd = out.fileno()
+    size = end = os.fstat(fd).st_size
+    while end > 0:
+        start = max(0, end - _TAIL_STEP)
+        chunk = os.pread(fd, end - start, start)
+        if end == size and chunk.endswith(b"\n"):
+            return 0
+        newline = chunk.rfind(b"\n")
+        if newline >= 0:
+            keep = start + newline + 1
+            break
+        end = start
+    else:
+        keep = 0
+    os.ftruncate(fd, keep)
+    os.fsync(fd)
+    return size - keep

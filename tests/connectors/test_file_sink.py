@@ -96,3 +96,29 @@ def test_one_task_and_kafka_connect_names_resolve(tmp_path):
 def test_a_file_in_a_missing_directory_fails_at_start(tmp_path):
     with pytest.raises(FileNotFoundError):
         _task(tmp_path / "no" / "such" / "dir.txt")
+
+
+@pytest.mark.parametrize("tail", [b"tri", b"\xe2\x9c", b"x" * 200_000])
+def test_a_torn_last_line_from_an_interrupted_write_is_removed_on_start(tmp_path, tail):
+    # A SIGKILL can cut a multi-page write() short: the file ends in part of a line whose
+    # record was never committed, so it comes again and must start a line of its own.
+    path = tmp_path / "out.txt"
+    path.write_bytes(b"one\ntwo\n" + tail)
+    task = _task(path)
+    task.put(_records(["three"]))
+    task.flush({TopicPartition("lines", 0): 1})
+    task.stop()
+    assert path.read_bytes() == b"one\ntwo\nthree\n"
+
+
+def test_a_file_holding_only_a_torn_line_is_emptied_and_a_whole_file_kept(tmp_path):
+    torn = tmp_path / "torn.txt"
+    torn.write_bytes(b"half a li")
+    whole = tmp_path / "whole.txt"
+    whole.write_bytes(b"kept\n")
+    for path in (torn, whole):
+        task = _task(path)
+        task.put(_records(["new"]))
+        task.stop()
+    assert torn.read_bytes() == b"new\n"
+    assert whole.read_bytes() == b"kept\nnew\n"
