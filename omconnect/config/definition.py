@@ -9,6 +9,7 @@ from typing import Any
 
 import attrs
 
+from omconnect.config.secrets import looks_secret
 from omconnect.config.types import ConfigType, Importance, Password
 from omconnect.config.validators import Validator
 from omconnect.errors import ConfigError, DataError
@@ -215,16 +216,19 @@ class ConfigDef:
 
     @staticmethod
     def masked(config: Mapping[str, Any], definition: ConfigDef | None = None) -> dict[str, Any]:
-        """A copy of ``config`` safe to print: passwords (by type, or by a key that looks
-        secret: password, secret, token, credentials) replaced by a mask.
+        """A copy of ``config`` safe to print: secrets replaced by a mask.
+
+        A value is secret when it is a :class:`Password`, its key is declared
+        ``PASSWORD`` in ``definition``, or its key's name looks secret
+        (:func:`~omconnect.config.secrets.looks_secret`: password, secret, token,
+        credential, sasl.jaas, api key, private key), declared or not.
         """
         out: dict[str, Any] = {}
         for name, value in config.items():
             declared = definition._keys.get(name) if definition is not None else None
             secret = isinstance(value, Password) or (
                 declared is not None and declared.type is ConfigType.PASSWORD
-            ) or any(word in name.lower()
-                     for word in ("password", "secret", "token", "credentials", "sasl.jaas"))
+            ) or looks_secret(str(name))
             out[name] = Password.MASK if secret and value is not None else value
         return out
 

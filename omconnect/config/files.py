@@ -12,7 +12,9 @@ all load as ``{"name": "orders", "key.converter": "json", "topics": ...}``: nest
 mappings flatten to dotted keys, lists stay lists, and YAML/JSON scalars keep their types
 (``ConfigDef.parse`` accepts the strings of a properties file and typed values alike).
 The format is chosen by the file's extension. ``${env:VAR}`` and ``${file:path:key}``
-references are resolved as the file is loaded (see :mod:`omconnect.config.providers`).
+references are resolved as the file is loaded (see :mod:`omconnect.config.providers`), or
+kept as written by :func:`load_config_file_as_written` (what the CLI does with connector
+configs: the runtime stores them so and resolves them when the connector starts).
 Errors name the file and, where the parser knows it, the line.
 """
 
@@ -29,7 +31,14 @@ import yaml
 from omconnect.config.properties import parse_properties
 from omconnect.errors import ConfigError
 
-__all__ = ["FORMATS", "config_format", "flatten", "load_config_file", "parse_config"]
+__all__ = [
+    "FORMATS",
+    "config_format",
+    "flatten",
+    "load_config_file",
+    "load_config_file_as_written",
+    "parse_config",
+]
 
 FORMATS: dict[str, str] = {
     ".properties": "properties",
@@ -96,6 +105,24 @@ def load_config_file(
         return settings
     return resolve_config(settings, source=str(file), base_dir=file.resolve().parent,
                           lines=lines, environ=environ)
+
+
+def load_config_file_as_written(path: str | os.PathLike[str], *,
+                                format: str | None = None) -> dict[str, Any]:
+    """The settings in the config file at ``path``, flat, references kept as written.
+
+    Unlike ``load_config_file(path, resolve=False)``, each relative ``${file:...}`` path
+    is made absolute from the file's directory, so the references resolve later, from
+    any working directory, as they would have when loading the file.
+
+    Raises:
+        ConfigError: The file cannot be read or parsed.
+
+    """
+    from omconnect.config.providers import anchor_file_references
+
+    settings = load_config_file(path, format=format, resolve=False)
+    return anchor_file_references(settings, Path(path).resolve().parent)
 
 
 def _read_text(file: Path) -> str:

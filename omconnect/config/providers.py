@@ -1,7 +1,8 @@
 """Config indirection: ``${env:VAR}`` and ``${file:path:key}`` references in values.
 
-A value may contain references that are replaced when the config is loaded, so secrets
-stay out of config files (the same syntax as Kafka Connect's config providers)::
+A value may contain references that are replaced by the value they name, so secrets
+stay out of config files, the worker's config store and the REST API (the same syntax
+as Kafka Connect's config providers)::
 
     connection.password=${env:DB_PASSWORD}
     connection.user=${env:DB_USER:-reader}
@@ -28,6 +29,10 @@ The result is a :class:`ResolvedConfig`: a plain ``dict`` of the resolved values
 connectors and native clients need) that also remembers each resolved key's reference.
 Its ``repr`` and :meth:`ResolvedConfig.masked` show secret-looking keys masked and every
 resolved key as its reference, never the resolved value.
+
+The runtime keeps connector configs as written and resolves them each time it starts a
+connector (so a rotated secret is picked up by a restart) and before validating one:
+:func:`resolve_references` reports the problems per key instead of raising.
 """
 
 from __future__ import annotations
@@ -44,7 +49,15 @@ from omconnect.config.files import FORMATS, load_config_file
 from omconnect.config.types import Password
 from omconnect.errors import ConfigError
 
-__all__ = ["PROVIDERS", "ResolvedConfig", "has_references", "resolve_config"]
+__all__ = [
+    "PROVIDERS",
+    "ResolvedConfig",
+    "anchor_file_references",
+    "has_references",
+    "references_in",
+    "resolve_config",
+    "resolve_references",
+]
 
 _REFERENCE = re.compile(r"(\$?)\$\{([A-Za-z][A-Za-z0-9_.-]*):([^}]*)\}")
 
@@ -85,6 +98,20 @@ class ResolvedConfig(dict[str, Any]):
                 out[key] = raw
         return out
 
+    def as_written(self) -> dict[str, Any]:
+        """The config as written: each resolved key's references instead of its value.
+
+        A value that came from an escaped ``$${...}`` gets its escape back, so resolving
+        the result again gives this config.
+        """
+        out: dict[str, Any] = {}
+        for key, value in self.items():
+            if key in self.references:
+                out[key] = self.references[key]
+            else:
+                out[key] = _escape(value)
+        return out
+
     def __repr__(self) -> str:
         return repr(self.masked())
 
@@ -99,6 +126,56 @@ def has_references(value: Any) -> bool:
     if isinstance(value, list):
         return any(has_references(v) for v in value)
     return False
+
+
+def references_in(value: Any) -> list[str]:
+    """The ``${...}`` references in ``value`` (a string, or a list holding strings), as
+    written, in order; escaped ones (``$${...}``) are not references.
+    """
+    if isinstance(value, str):
+        return [m.group(0) for m in _REFERENCE.finditer(value) if not m.group(1)]
+    if isinstance(value, list):
+        return [r for v in value for r in references_in(v)]
+    return []
+
+
+def _escape(value: Any) -> Any:
+    """``value`` with every reference escaped (``${`` as ``$${``)."""
+    if isinstance(value, list):
+        return [_escape(v) for v in value]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    return _REFERENCE.sub(lambda m: m.group(0) if m.group(1) else "$" + m.group(0), value)
+
+
+def anchor_file_references(config: Mapping[str, Any],
+                           base_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """``config`` with each relative ``${file:path:key}`` path made absolute from
+    ``base_dir``, so the references resolve the same wherever they are resolved later
+    (the CLI anchors a config file's references at the file's directory).
+    """
+    base = Path(base_dir)
+
+    def anchor(value: Any) -> Any:
+        if isinstance(value, list):
+            return [anchor(v) for v in value]
+        if not isinstance(value, str) or "${file:" not in value:
+            return value
+
+        def replace(match: re.Match[str]) -> str:
+            if match.group(1) or match.group(2) != "file":
+                return match.group(0)
+            path_text, sep, key = match.group(3).rpartition(":")
+            if not sep or not path_text:
+                return match.group(0)
+            path = Path(path_text).expanduser()
+            if path.is_absolute():
+                return match.group(0)
+            return f"${{file:{base / path}:{key}}}"
+
+        return _REFERENCE.sub(replace, value)
+
+    return {key: anchor(value) for key, value in config.items()}
 
 
 def _mentions(value: Any) -> bool:
@@ -135,6 +212,30 @@ def resolve_config(
         ConfigError: Listing every reference that cannot be resolved, each with its key.
 
     """
+    resolved, errors = resolve_references(config, base_dir=base_dir, lines=lines,
+                                          environ=environ)
+    if errors:
+        raise ConfigError.from_errors(errors, what=f"references in {source or 'the config'}")
+    return resolved
+
+
+def resolve_references(
+    config: Mapping[str, Any],
+    *,
+    base_dir: str | os.PathLike[str] | None = None,
+    lines: Mapping[str, int] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> tuple[ResolvedConfig, dict[str, list[str]]]:
+    """Resolve what can be resolved in ``config``; report the rest per key.
+
+    Arguments as for :func:`resolve_config`.
+
+    Returns:
+        The resolved config (a key with an unresolvable reference keeps that reference
+        as written) and, per such key, what cannot be resolved and why (each message
+        names the reference).
+
+    """
     resolver = _Resolver(
         environ=os.environ if environ is None else environ,
         base_dir=Path(base_dir) if base_dir is not None else Path.cwd(),
@@ -154,9 +255,7 @@ def resolve_config(
             line = (lines or {}).get(key)
             at = f" (line {line})" if line else ""
             errors[key] = [f"{problem}{at}" for problem in problems]
-    if errors:
-        raise ConfigError.from_errors(errors, what=f"references in {source or 'the config'}")
-    return ResolvedConfig(values, references)
+    return ResolvedConfig(values, references), errors
 
 
 def _substitute(value: Any, resolve: Callable[[str, str], str], problems: list[str]) -> Any:

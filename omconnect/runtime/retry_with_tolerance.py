@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from omconnect.config.secrets import MASK, looks_secret
 from omconnect.errors import ConnectError, RetriableError
 from omconnect.records import SourceRecord
 from omconnect.transport.messages import Message
@@ -53,7 +54,6 @@ _log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _FIRST_DELAY_S = 0.3
-_SECRET_WORDS = ("password", "secret", "token", "credential", "apikey", "api_key")
 
 
 class Stage(enum.Enum):
@@ -352,17 +352,12 @@ def _describe_content(failure: Failure) -> str:
     return "(none)"
 
 
-def _secret(name: str) -> bool:
-    lowered = name.lower()
-    return any(word in lowered for word in _SECRET_WORDS)
-
-
 def _redact_named(name: str, value: Any) -> Any:
-    return "[hidden]" if _secret(name) and value is not None else _redact(value)
+    return MASK if looks_secret(name) and value is not None else _redact(value)
 
 
 def _redact(value: Any) -> Any:
-    """``value`` with fields/keys that look secret (password, token, ...) masked."""
+    """``value`` with fields/keys that look secret (:func:`looks_secret`) masked."""
     from omconnect.data.struct import Struct
 
     if isinstance(value, Struct):
