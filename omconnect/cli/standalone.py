@@ -5,11 +5,14 @@ Order of events:
 1. The garbage collector's thresholds are raised for a worker's allocation pattern
    (:func:`~omconnect.runtime.tune_gc`; ``--python-gc`` keeps CPython's).
 2. The worker config and every connector config are loaded and validated completely; if
-   anything is wrong, every problem is printed (file, key, fix) and the command exits with
+   anything is wrong (including a ``${env:...}``/``${file:...}`` reference that cannot be
+   resolved), every problem is printed (file, key, fix) and the command exits with
    status 2 before any connector starts.
-3. The configs are stored (created, or replacing a stored config of the same name), then
-   the worker starts every stored connector: those given here, and any created earlier
-   (e.g. through the REST API) on the same transport and storage namespaces.
+3. The connector configs are stored as written, references unresolved (created, or
+   replacing a stored config of the same name; a relative ``${file:...}`` path is made
+   absolute from the config file's directory), then the worker starts every stored
+   connector, resolving its references: those given here, and any created earlier (e.g.
+   through the REST API) on the same transport and storage namespaces.
 4. While running: on a terminal, one live progress line per task; otherwise a structured
    ``progress`` log line per task every ``--status-interval`` seconds.
 5. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
@@ -39,7 +42,7 @@ from typing import Any
 from omconnect.cli.idle import IdleWatch
 from omconnect.cli.log_output import FORMATS, configure_logging, remove_cli_logging
 from omconnect.cli.progress import LiveDisplay, ProgressTracker, TaskProgress
-from omconnect.config.files import load_config_file
+from omconnect.config.files import load_config_file, load_config_file_as_written
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError, MissingExtraError
 from omconnect.runtime import StandaloneHerder, tune_gc
@@ -147,7 +150,8 @@ def _prepare(worker_path: str, connector_paths: list[str]
         herder = StandaloneHerder(worker)
     except ConfigError as exc:
         raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
-    configs = [(path, _load(path, "connector config")) for path in connector_paths]
+    configs = [(path, _load(path, "connector config", resolve=False))
+               for path in connector_paths]
     problems: list[str] = []
     names: dict[str, str] = {}
     for path, config in configs:
@@ -180,10 +184,15 @@ def _prepare(worker_path: str, connector_paths: list[str]
     return herder, [name for name in names if name]
 
 
-def _load(path: str, what: str) -> dict[str, Any]:
+def _load(path: str, what: str, *, resolve: bool = True) -> dict[str, Any]:
+    """The config in ``path``; with ``resolve=False`` its references as written (relative
+    ``${file:...}`` paths made absolute), to be resolved when the connector starts.
+    """
     if not Path(path).is_file():
         raise ConfigError(f"{path}: {what} file not found")
-    return load_config_file(path)
+    if resolve:
+        return load_config_file(path)
+    return load_config_file_as_written(path)
 
 
 class _Runner:

@@ -1,7 +1,9 @@
 """``omconnect validate``: check a connector config completely without running it.
 
 Prints each problem as ``key: message`` (the message says the fix) and exits 1, or says
-the config is valid and exits 0. With ``--worker``, the worker's defaults and its
+the config is valid and exits 0. ``${env:...}``/``${file:...}`` references are resolved
+as starting the connector would; one that cannot be resolved is an error of its key.
+Secret values are masked in the output. With ``--worker``, the worker's defaults and its
 transport's capabilities are taken into account (e.g. whether exactly-once delivery is
 possible there); without, the worker defaults apply and no transport is opened.
 """
@@ -13,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-from omconnect.config.files import load_config_file
+from omconnect.config.files import load_config_file, load_config_file_as_written
 from omconnect.errors import ConfigError
 from omconnect.runtime.connector_config import ConfigValidation, validate_connector_config
 from omconnect.runtime.worker_config import WorkerConfig
@@ -42,7 +44,7 @@ def validate_file(connector_path: str, worker_path: str | None = None) -> Config
         ConfigError: A file cannot be read or parsed, or the worker config is invalid.
 
     """
-    config = load_config_file(connector_path)
+    config = load_config_file_as_written(connector_path)
     if worker_path is None:
         return validate_connector_config(config)
     try:

@@ -4,7 +4,9 @@ their tasks and offsets.
 Kafka Connect's endpoints with its status codes and JSON shapes, plus OpenMessaging
 Connect's ``POST /connectors/{name}`` (create with the config as the body). Every change
 to one connector holds that connector's lock (:mod:`omconnect.rest.locks`); every
-config shown has its secrets masked (:mod:`omconnect.rest.masking`).
+config shown has its secrets masked (:mod:`omconnect.rest.masking`). Configs are stored
+and shown as written: ``${env:...}``/``${file:...}`` references are resolved by the
+worker when it validates or starts a connector, never returned resolved.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from fastapi import APIRouter, Depends, Path, Query, Response
 
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.rest.dependencies import Herder, Locks, error_responses, require_json
-from omconnect.rest.masking import masked_config, scrubbing
+from omconnect.rest.masking import masked_config, masked_task_config, scrubbing
 from omconnect.rest.models import (
     ConfigBody,
     ConnectorInfoOut,
@@ -283,7 +285,7 @@ def get_tasks(name: Name, herder: Herder) -> Any:
     result = []
     for task in herder.task_configs(name):
         data = task.to_dict(masked=False)
-        data["config"] = masked_config(data["config"], config)
+        data["config"] = masked_task_config(data["config"], config)
         result.append(data)
     return result
 

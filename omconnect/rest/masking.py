@@ -1,20 +1,24 @@
 """Secrets kept out of responses: config values masked, secret values scrubbed from text.
 
 A value is secret when its key is declared ``PASSWORD`` by the connector (or the common
-settings), or when its name looks secret (password, secret, token, credentials,
-sasl.jaas; :meth:`ConfigDef.masked`). Error messages are produced by connectors and
-validators that may quote what they were given, so every message answering a request
-that carried a config has that config's secret values replaced by the mask.
+settings), or when its name looks secret, declared or not (the rule of
+:mod:`omconnect.config.secrets`: password, secret, token, credential, sasl.jaas, api key,
+private key). Error messages are produced by connectors and validators that may quote
+what they were given, so every message answering a request that carried a config has
+that config's secret values, resolved through its ``${...}`` references, replaced by the
+mask.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
 from omconnect.config.definition import ConfigDef, ConfigKey
+from omconnect.config.secrets import scrub
+from omconnect.config.secrets import secret_values as _secret_values
 from omconnect.config.types import Password
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.rest.errors import ApiError, status_of
@@ -24,9 +28,14 @@ from omconnect.runtime.connector_config import (
     load_connector_class,
 )
 
-__all__ = ["config_definition", "masked_config", "scrubbing", "secret_values"]
-
-_SHORTEST_SCRUBBED = 4  # shorter "secrets" would mangle every message they occur in
+__all__ = [
+    "config_definition",
+    "masked_config",
+    "masked_task_config",
+    "scrub",
+    "scrubbing",
+    "secret_values",
+]
 
 
 @functools.lru_cache(maxsize=64)
@@ -60,21 +69,24 @@ def masked_config(values: Mapping[str, Any], config: Mapping[str, Any] | None = 
 
 
 def secret_values(config: Mapping[str, Any]) -> list[str]:
-    """The values of ``config`` that :func:`masked_config` hides, longest first."""
-    shown = masked_config(config)
-    secrets = {(value.value() if isinstance(value, Password) else str(value))
-               for key, value in config.items()
-               if value is not None and shown.get(key) == Password.MASK
-               and value != Password.MASK}
-    return sorted((s for s in secrets if len(s) >= _SHORTEST_SCRUBBED), key=len,
-                  reverse=True)
+    """The values of ``config`` that :func:`masked_config` hides, resolved through their
+    references, longest first.
+    """
+    return _secret_values(config, config_definition(config))
 
 
-def scrub(text: str, secrets: Iterable[str]) -> str:
-    """``text`` with each of ``secrets`` replaced by the mask."""
-    for secret in secrets:
-        text = text.replace(secret, Password.MASK)
-    return text
+def masked_task_config(values: Mapping[str, Any], config: Mapping[str, Any]
+                       ) -> dict[str, Any]:
+    """A task's config with every secret masked: the keys :func:`masked_config` hides,
+    and any other value holding a secret value of the connector's ``config`` (a task
+    config is derived from the resolved connector config).
+    """
+    shown = masked_config(values, config)
+    secrets = secret_values(config)
+    for key, value in shown.items():
+        if isinstance(value, str) and any(secret in value for secret in secrets):
+            shown[key] = Password.MASK
+    return shown
 
 
 @contextmanager

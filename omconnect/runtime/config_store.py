@@ -9,8 +9,10 @@ Layout:
   ``status-connector-<name>`` and ``status-task-<name>-<n>``:
   ``{"state": ..., "worker_id": ..., "trace": ...}``.
 
-Values are stored as given (a password in a connector config is stored as written; use
-``${env:...}``/``${file:...}`` indirection to keep secrets out of the store).
+Configs are stored as written: the herder stores ``${env:...}``/``${file:...}``
+references unresolved (it resolves them when it starts a connector), so secrets given
+through references never reach the store; a literal password in a config is stored as
+written. Task configs (derived from resolved configs) are not stored.
 """
 
 from __future__ import annotations

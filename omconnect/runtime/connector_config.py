@@ -1,13 +1,18 @@
 """The settings every connector takes, and validation of a whole connector config.
 
-A connector config is validated in one pass before anything starts: the common keys below,
-the connector's own ``validate()``, the converters' and transforms' options, and the
-delivery guarantee against the transport's capabilities. Every problem is reported at once,
-each naming its key.
+A connector config is validated in one pass before anything starts: its ``${env:...}`` /
+``${file:...}`` references, the common keys below, the connector's own ``validate()``, the
+converters' and transforms' options, and the delivery guarantee against the transport's
+capabilities. Every problem is reported at once, each naming its key.
+
+Configs are kept *as written*: the runtime stores and shows the references, and resolves
+them (:func:`resolve_connector_config`) only to validate a config and to start a connector,
+so a resolved secret never reaches the config store, the REST API or a validation report.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +20,8 @@ from typing import Any
 import attrs
 
 from omconnect.config.definition import ConfigDef, ConfigKey
+from omconnect.config.providers import ResolvedConfig, resolve_references
+from omconnect.config.secrets import scrub, secret_values
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import NonEmptyString, OneOf, Range
 from omconnect.connector.connector import Connector, SinkConnector, SourceConnector
@@ -32,7 +39,9 @@ __all__ = [
     "ConnectorSettings",
     "connector_kind",
     "load_connector_class",
+    "resolve_connector_config",
     "validate_connector_config",
+    "written_config",
 ]
 
 _NOT_SLASH = re.compile(r"[^/\\\x00-\x1f]+")
@@ -161,6 +170,44 @@ def load_connector_class(name: str) -> type[Connector]:
     return loaded
 
 
+def written_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` as written, with string keys: a
+    :class:`~omconnect.config.providers.ResolvedConfig` (e.g. from ``load_config_file``)
+    gives back its references, so what is stored or shown never holds resolved secrets.
+    """
+    if isinstance(config, ResolvedConfig):
+        config = config.as_written()
+    return {str(k): v for k, v in config.items()}
+
+
+def resolve_connector_config(
+    config: Mapping[str, Any],
+    *,
+    environ: Mapping[str, str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+) -> ResolvedConfig:
+    """``config`` with its ``${env:...}`` / ``${file:...}`` references resolved now.
+
+    Args:
+        config: A connector config as written.
+        environ: The environment for ``${env:...}`` (default: ``os.environ``).
+        base_dir: Where relative ``${file:...}`` paths start (default: the working
+            directory).
+
+    Raises:
+        ConfigError: A reference cannot be resolved; per key, the reference and why.
+
+    """
+    resolved, errors = resolve_references(written_config(config), environ=environ,
+                                          base_dir=base_dir)
+    if errors:
+        name = config.get("name")
+        what = f"references in connector {name!r} configuration" if name \
+            else "references in the connector configuration"
+        raise ConfigError.from_errors(errors, what=what)
+    return resolved
+
+
 @attrs.frozen(kw_only=True)
 class ConfigValidation:
     """The outcome of validating a connector config.
@@ -170,8 +217,10 @@ class ConfigValidation:
         kind: ``"source"``, ``"sink"`` or ``"unknown"`` (class not resolved).
         errors: Messages per key (every checked key; ``[]`` when fine).
         definitions: The declared keys: common, sink (for sinks) and the connector's own.
-        values: The config as given.
+        values: The config as written (``${...}`` references not resolved).
 
+    Messages never contain a secret value of the config (they are scrubbed, see
+    :mod:`omconnect.config.secrets`), and :meth:`to_dict` masks secret values.
     """
 
     connector_class: str
@@ -204,7 +253,8 @@ class ConfigValidation:
 
     def to_dict(self) -> dict[str, Any]:
         """Kafka Connect's validation response shape
-        (``PUT /connector-plugins/{type}/config/validate``).
+        (``PUT /connector-plugins/{type}/config/validate``); values as written, secret
+        ones (declared ``PASSWORD`` or named like a secret) masked.
         """
         groups: list[str] = []
         configs: list[dict[str, Any]] = []
@@ -228,7 +278,7 @@ class ConfigValidation:
                 },
                 "value": {
                     "name": key.name,
-                    "value": _shown(key, self.values.get(key.name)),
+                    "value": _shown(key.name, key, self.values.get(key.name)),
                     "recommended_values": [],
                     "errors": list(self.errors.get(key.name, [])),
                     "visible": True,
@@ -238,18 +288,17 @@ class ConfigValidation:
         for name, messages in self.errors.items():
             if name not in declared and messages:
                 configs.append({"definition": None, "value": {
-                    "name": name, "value": _shown(None, self.values.get(name)),
+                    "name": name, "value": _shown(name, None, self.values.get(name)),
                     "recommended_values": [], "errors": list(messages), "visible": True}})
         return {"name": self.connector_class, "error_count": self.error_count,
                 "groups": groups, "configs": configs}
 
 
-def _shown(key: ConfigKey | None, value: Any) -> Any:
+def _shown(name: str, key: ConfigKey | None, value: Any) -> Any:
     if value is None:
         return None
-    masked = ConfigDef.masked({key.name if key else "": value},
-                              ConfigDef([key]) if key else None)
-    return str(next(iter(masked.values())))
+    masked = ConfigDef.masked({name: value}, ConfigDef([key]) if key else None)
+    return str(masked[name])
 
 
 def _merge(into: dict[str, list[str]], more: Mapping[str, list[str]]) -> None:
@@ -264,25 +313,37 @@ def validate_connector_config(
     worker_values: Mapping[str, Any] | None = None,
     capabilities: Capabilities | None = None,
     transport_name: str = "the transport",
+    environ: Mapping[str, str] | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> ConfigValidation:
     """Validate a connector config completely, before anything starts.
 
+    Its references are resolved first (as starting the connector would); one that cannot
+    be resolved is an error of its key naming the reference, and the rest is validated
+    with the resolved values.
+
     Args:
-        config: The connector config as given.
+        config: The connector config as written (a ``ResolvedConfig`` counts as its
+            references).
         worker_values: The worker's parsed settings (for defaults such as the delivery
             guarantee); ``None`` to use the worker defaults.
         capabilities: The transport's capabilities, to check an exactly-once guarantee;
             ``None`` skips that check.
         transport_name: The transport's name, for messages.
+        environ: The environment for ``${env:...}`` (default: ``os.environ``).
+        base_dir: Where relative ``${file:...}`` paths start (default: the working
+            directory).
 
     Returns:
-        Every problem found, per key.
+        Every problem found, per key (messages scrubbed of the config's secret values).
 
     """
     from omconnect.runtime.record_conversion import converter_config_errors
     from omconnect.runtime.transform_setup import transform_config_errors
 
-    values = {str(k): v for k, v in config.items()}
+    written = written_config(config)
+    values, reference_errors = resolve_references(written, environ=environ,
+                                                  base_dir=base_dir)
     errors = COMMON_CONFIG_DEF.validate(values)
     definitions = list(COMMON_CONFIG_DEF)
     class_name = str(values.get("connector.class") or "")
@@ -314,8 +375,14 @@ def validate_connector_config(
     if connector is not None:
         _merge(errors, _delivery_errors(values, connector, worker_values, capabilities,
                                         transport_name))
+    errors.update(reference_errors)  # other messages about such a key would be misleading
+    declared = ConfigDef(list({key.name: key for key in definitions}.values()))
+    secrets = secret_values(written, declared, environ=environ, base_dir=base_dir)
+    if secrets:
+        errors = {key: [scrub(m, secrets) for m in messages]
+                  for key, messages in errors.items()}
     return ConfigValidation(connector_class=class_name, kind=kind, errors=errors,
-                            definitions=definitions, values=values)
+                            definitions=definitions, values=written)
 
 
 def _errors_of(exc: ConnectError, fallback_key: str) -> dict[str, list[str]]:

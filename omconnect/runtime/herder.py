@@ -11,6 +11,13 @@ Connector configs and target states live in the transport's key/value store
 (``config.storage.namespace``), so a restarted worker resumes its connectors as they were
 (running, paused or stopped); source offsets live there too (``offset.storage.namespace``).
 
+Configs are stored and shown as written: ``${env:...}``/``${file:...}`` references are
+resolved each time a connector starts or restarts (so a rotated secret is picked up by a
+restart) and before a config is validated; task configs, which connectors derive from the
+resolved config, stay in memory and are shown with the values copied from the connector's
+config as written. Traces of failures are recorded and returned with the connector's
+secret values scrubbed (:mod:`omconnect.config.secrets`).
+
 Threads: every public method may be called from any thread; calls are serialised by one
 lock, so what a caller reads is consistent. Task threads never call the herder directly:
 failures and reconfiguration requests are handed to a background thread (the scheduler),
@@ -32,6 +39,9 @@ from typing import Any
 
 import attrs
 
+from omconnect.config.providers import ResolvedConfig, resolve_references
+from omconnect.config.secrets import scrub, secret_values
+from omconnect.config.types import Password
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError
 from omconnect.runtime.config_store import TARGET_STATES, ConfigStore, StatusStore
@@ -40,7 +50,9 @@ from omconnect.runtime.connector_config import (
     ConnectorSettings,
     connector_kind,
     load_connector_class,
+    resolve_connector_config,
     validate_connector_config,
+    written_config,
 )
 from omconnect.runtime.connector_runner import ConnectorRunner
 from omconnect.runtime.herder_errors import (
@@ -82,7 +94,9 @@ class _Entry:
     state: State = State.UNASSIGNED  # the connector's state when there is no runner
     trace: str | None = None
     tasks: dict[int, TaskRunner] = attrs.field(factory=dict)
-    task_configs: list[dict[str, Any]] = attrs.field(factory=list)
+    task_configs: list[dict[str, Any]] = attrs.field(factory=list)  # resolved; memory only
+    resolved: ResolvedConfig | None = None  # the config the running instance started with
+    secrets: list[str] = attrs.field(factory=list)  # its secret values, to scrub traces
     failures: dict[int | None, int] = attrs.field(factory=dict)
     generation: int = 0
 
@@ -215,7 +229,7 @@ class StandaloneHerder:
             return sorted(self._entries)
 
     def connector_info(self, name: str) -> ConnectorInfo:
-        """A connector's config and task numbers.
+        """A connector's config (as written, with its references) and task numbers.
 
         Raises:
             ConnectorNotFoundError: No such connector.
@@ -227,7 +241,8 @@ class StandaloneHerder:
                                  tasks=tuple(range(len(entry.task_configs))))
 
     def connector_config(self, name: str) -> dict[str, Any]:
-        """A connector's config as given (secrets included; mask them for display).
+        """A connector's config as written: references unresolved, literal secrets
+        included (mask them for display).
 
         Raises:
             ConnectorNotFoundError: No such connector.
@@ -237,7 +252,8 @@ class StandaloneHerder:
             return dict(self._entry(name).config)
 
     def task_configs(self, name: str) -> list[TaskInfo]:
-        """The configs of a connector's tasks.
+        """The configs of a connector's tasks; a value the connector copied from a key
+        of its config that holds references is shown as written (as Kafka Connect does).
 
         Raises:
             ConnectorNotFoundError: No such connector.
@@ -245,7 +261,7 @@ class StandaloneHerder:
         """
         with self._lock:
             entry = self._entry(name)
-            return [TaskInfo(connector=name, id=n, config=dict(c))
+            return [TaskInfo(connector=name, id=n, config=_as_written(c, entry.resolved))
                     for n, c in enumerate(entry.task_configs)]
 
     def connector_status(self, name: str) -> ConnectorStatus:
@@ -267,11 +283,12 @@ class StandaloneHerder:
                                             worker_id=self.worker_id))
                 else:
                     tasks.append(TaskStatus(connector=name, id=number, state=runner.state,
-                                            worker_id=self.worker_id, trace=runner.trace))
+                                            worker_id=self.worker_id,
+                                            trace=_scrubbed(runner.trace, entry)))
             return ConnectorStatus(
                 name=name, type=entry.kind,
                 connector=StateInfo(state=entry.connector_state, worker_id=self.worker_id,
-                                    trace=entry.connector_trace),
+                                    trace=_scrubbed(entry.connector_trace, entry)),
                 tasks=tuple(tasks))
 
     def task_status(self, name: str, task: int) -> TaskStatus:
@@ -304,8 +321,9 @@ class StandaloneHerder:
     def validate_connector_config(self, config: Mapping[str, Any]) -> ConfigValidation:
         """Validate a connector config completely (nothing is created).
 
-        The result lists every problem per key; ``raise_if_invalid()`` turns it into a
-        :class:`~omconnect.errors.ConfigError`.
+        References are resolved first; one that cannot be resolved is an error of its
+        key. The result lists every problem per key; ``raise_if_invalid()`` turns it into
+        a :class:`~omconnect.errors.ConfigError`.
         """
         self.open()
         assert self._worker is not None
@@ -319,7 +337,8 @@ class StandaloneHerder:
     def create_connector(self, config: Mapping[str, Any],
                          *, initial_state: State | str = State.RUNNING) -> ConnectorInfo:
         """Validate ``config`` and create the connector; it starts at once (when the herder
-        runs) in ``initial_state`` (RUNNING, PAUSED or STOPPED).
+        runs) in ``initial_state`` (RUNNING, PAUSED or STOPPED). The config is stored as
+        written (a ``ResolvedConfig`` as its references).
 
         Raises:
             ConfigError: The config is invalid (every problem, per key); nothing started.
@@ -327,7 +346,7 @@ class StandaloneHerder:
 
         """
         target = _target_state(initial_state)
-        config = {str(k): v for k, v in config.items()}
+        config = written_config(config)
         self.validate_connector_config(config).raise_if_invalid()
         name = str(config["name"]).strip()
         with self._lock:
@@ -354,7 +373,7 @@ class StandaloneHerder:
             ConfigError: The config is invalid, or names another connector.
 
         """
-        config = {str(k): v for k, v in config.items()}
+        config = written_config(config)
         given = str(config.get("name") or name).strip()
         if given != name:
             raise ConfigError(f"the config's name {given!r} does not match the connector "
@@ -590,9 +609,10 @@ class StandaloneHerder:
 
     def _sink_offsets(self, entry: _Entry) -> SinkOffsets:
         assert self._worker is not None
+        values = resolve_connector_config(entry.config)
         return SinkOffsets(self._worker.transport, group=f"connect-{entry.name}",
-                           topics=_list(entry.config.get("topics")),
-                           regex=entry.config.get("topics.regex"))
+                           topics=_list(values.get("topics")),
+                           regex=values.get("topics.regex"))
 
     # -- internals (under the lock) --------------------------------------------------------
 
@@ -638,12 +658,18 @@ class StandaloneHerder:
             self._record_connector(entry, State.STOPPED)
             return
         runner = None
+        entry.resolved = None
         try:
-            connector_class = load_connector_class(str(entry.config.get("connector.class")))
+            resolved = resolve_connector_config(entry.config)
+            entry.secrets = secret_values(resolved)
+            connector_class = load_connector_class(str(resolved.get("connector.class")))
             entry.kind = connector_kind(connector_class)
-            settings = ConnectorSettings.parse(entry.config, entry.kind, self.config.values)
+            connector = connector_class()
+            entry.secrets = secret_values(resolved, connector.config_def())
+            settings = ConnectorSettings.parse(resolved, entry.kind, self.config.values)
+            entry.resolved = resolved
             runner = ConnectorRunner(
-                connector_class(), settings,
+                connector, settings,
                 request_reconfiguration=lambda: self._submit(
                     lambda: self._reconfigure(name, generation)),
                 report_failure=lambda error: self._submit(
@@ -652,10 +678,11 @@ class StandaloneHerder:
             runner.start(paused=entry.target is State.PAUSED)
             entry.task_configs = runner.task_configs()
         except Exception as exc:
-            _log.error("connector %r failed to start: %s", name, exc, exc_info=exc)
-            if runner is None:
-                import traceback
+            import traceback
 
+            _log.error("connector %r failed to start: %s", name,
+                       _scrubbed("".join(traceback.format_exception(exc)), entry))
+            if runner is None:
                 entry.state = State.FAILED
                 entry.trace = "".join(traceback.format_exception(exc))
             self._record_connector(entry, State.FAILED, entry.connector_trace)
@@ -836,7 +863,8 @@ class StandaloneHerder:
     def _record_connector(self, entry: _Entry, state: State, trace: str | None = None) -> None:
         try:
             if self._statuses is not None:
-                self._statuses.put_connector(entry.name, state, self.worker_id, trace)
+                self._statuses.put_connector(entry.name, state, self.worker_id,
+                                             _scrubbed(trace, entry))
         except Exception:
             _log.exception("recording the status of connector %r failed", entry.name)
 
@@ -844,7 +872,8 @@ class StandaloneHerder:
                      trace: str | None = None) -> None:
         try:
             if self._statuses is not None:
-                self._statuses.put_task(entry.name, number, state, self.worker_id, trace)
+                self._statuses.put_task(entry.name, number, state, self.worker_id,
+                                        _scrubbed(trace, entry))
         except Exception:
             _log.exception("recording the status of task %s-%d failed", entry.name, number)
 
@@ -873,14 +902,47 @@ def _policy(entry: _Entry, worker: WorkerConfig) -> Any:
 
     if entry.runner is not None:
         return entry.runner.settings.restart
-    return RestartPolicy.from_config(entry.config, worker.values)
+    try:
+        return RestartPolicy.from_config(resolve_references(entry.config)[0], worker.values)
+    except (TypeError, ValueError):  # e.g. a reference that no longer resolves
+        return RestartPolicy.from_config({}, worker.values)
+
+
+def _scrubbed(trace: str | None, entry: _Entry) -> str | None:
+    """``trace`` without the secret values of the entry's resolved config."""
+    return scrub(trace, entry.secrets) if trace and entry.secrets else trace
 
 
 def _kind_of(config: Mapping[str, Any]) -> str:
+    connector_class = resolve_references({"c": config.get("connector.class")})[0]["c"]
     try:
-        return connector_kind(load_connector_class(str(config.get("connector.class"))))
+        return connector_kind(load_connector_class(str(connector_class)))
     except ConfigError:
         return "unknown"
+
+
+def _as_written(task_config: Mapping[str, Any], resolved: ResolvedConfig | None
+                ) -> dict[str, Any]:
+    """A task config with each value copied from a connector config key that holds
+    references shown as that key's references (Kafka Connect's reverse transform).
+    """
+    if not resolved or not resolved.references:
+        return dict(task_config)
+    out = {}
+    for key, value in task_config.items():
+        if key in resolved.references and _plain(value) == _plain(resolved.get(key)):
+            out[key] = resolved.references[key]
+        else:
+            out[key] = value
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, Password):
+        return value.value()
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _list(value: Any) -> list[str]:

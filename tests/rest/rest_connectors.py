@@ -4,6 +4,8 @@
   look secret, and its validation quotes a bad url back (as careless connectors do), so
   the tests can check that neither responses nor logs show it. Its task polls nothing.
 * ``FailingSource``: its task fails on the first poll (state FAILED, with a trace).
+* ``DsnSource``: builds its tasks' ``dsn`` from ``db.user`` and ``db.password`` (a task
+  config value derived from a secret, under a name that does not look secret).
 * ``SlowValidatingSource``: its validation takes ``validate.delay.ms``, as one that
   checks a remote system does; requests racing on one connector overlap in it.
 """
@@ -81,6 +83,15 @@ class FailingTask(IdleTask):
 class FailingSource(_Source):
     def task_class(self) -> type[SourceTask]:
         return FailingTask
+
+
+class DsnSource(_Source):
+    def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
+        dsn = f"db://{self.config.get('db.user')}:{self.config.get('db.password')}@db"
+        return [{"dsn": dsn, "db.user": self.config.get("db.user")}]
+
+    def task_class(self) -> type[SourceTask]:
+        return IdleTask
 
 
 class SlowValidatingSource(_Source):

@@ -1,7 +1,8 @@
 """Small connectors and a gated transport for the runtime's tests.
 
 Each connector keeps what it observed in :data:`STATE` under its connector name, so a
-test reads what the task saw (records put, commit_record calls) without mocks.
+test reads what the task saw (records put, commit_record calls, the configs the connector
+and its tasks started with) without mocks.
 
 * ``CountingSource``: ``streams`` source partitions ``{"stream": s}``; record ``n`` of a
   stream has value ``"s<s>-<n>"`` and offset ``{"position": n + 1}`` (the next one to
@@ -62,6 +63,7 @@ class _Connector:
     def start(self, config: Mapping[str, Any]) -> None:
         self.config = dict(config)
         STATE[self.config["name"]]["connector_starts"].append(time.monotonic())
+        STATE[self.config["name"]]["started_with"].append(dict(config))
 
     def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:
         return [dict(self.config, **{"task.number": i}) for i in range(max_tasks)]
@@ -104,6 +106,7 @@ class CountingTask(SourceTask):
             offset = stored.get(tuple(sorted(partition.items())))
             self.positions[s] = int(offset["position"]) if offset else 0
         STATE[self.name]["resumed_at"].append(dict(self.positions))
+        STATE[self.name]["task_started_with"].append(dict(config))
         self.stopped = threading.Event()
 
     def poll(self) -> list[SourceRecord] | None:
@@ -160,7 +163,9 @@ class CountingSource(_Connector, SourceConnector):
     def start(self, config: Mapping[str, Any]) -> None:
         super().start(config)
         if str(config.get("fail.start")) == "true":
-            raise ConnectError("cannot reach the source system")
+            login = config.get("login.password")  # quoted back, as careless connectors do
+            raise ConnectError("cannot reach the source system"
+                               + (f" as admin:{login}" if login else ""))
 
     def task_class(self) -> type[SourceTask]:
         return CountingTask
