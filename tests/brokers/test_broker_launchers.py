@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from omconnect.testing.broker_handles import live_handles
+
 _TRANSPORTS = Path(__file__).resolve().parents[2] / "transports"
 if str(_TRANSPORTS) not in sys.path:
     sys.path.insert(0, str(_TRANSPORTS))
@@ -325,7 +327,5 @@ def _children_matching(*words: str) -> list[str]:
 @pytest.mark.pulsar
 def test_no_launcher_processes_left_running() -> None:
     """Runs last in this module: every broker the tests above started is gone."""
-    assert not kafka_testing._live
-    assert not pulsar_testing._live
-    assert not rabbitmq_testing._live
+    assert not live_handles()
     assert _children_matching("tansu", "pulsar-lite", "moto") == []

@@ -83,8 +83,6 @@ exits without calling :meth:`BrokerHandle.stop` still leaves nothing running.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import functools
 import importlib.resources
 import importlib.util
@@ -93,14 +91,13 @@ import secrets
 import shutil
 import subprocess
 import sys
-import threading
 import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from types import TracebackType
-from typing import IO, Literal
+from typing import Literal
 
+from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
 from omconnect.testing.processes import free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
 from omconnect.testing.processes import terminate_process_group as _terminate
@@ -228,24 +225,6 @@ def _storage_supported(storage: StorageKind) -> bool:
     return "postgres" in engines
 
 
-# --------------------------------------------------------------------------
-# Process bookkeeping shared by the broker and the moto helper.
-
-_live_lock = threading.Lock()
-_live: dict[int, BrokerHandle] = {}
-
-
-def _stop_all_at_exit() -> None:
-    with _live_lock:
-        handles = list(_live.values())
-    for handle in handles:
-        with contextlib.suppress(Exception):
-            handle.stop()
-
-
-atexit.register(_stop_all_at_exit)
-
-
 def _base_env() -> dict[str, str]:
     env = {
         key: value
@@ -338,8 +317,13 @@ def _psql(sql: str) -> None:
     )
 
 
-class BrokerHandle:
+class BrokerHandle(BrokerProcessHandle):
     """A running Tansu broker started by :func:`start_broker`.
+
+    :meth:`stop` also stops the moto server (s3 storage) and drops the per-broker
+    PostgreSQL database (postgres storage), discarding their data. After
+    :meth:`restart` a broker with ``memory`` storage is empty; with ``s3`` (and
+    ``postgres``) storage its data survives.
 
     Attributes:
         url: kafka-python ``bootstrap_servers`` string, ``"127.0.0.1:PORT"``.
@@ -349,6 +333,8 @@ class BrokerHandle:
         workdir: Directory holding ``tansu.log`` (and ``moto.log`` for s3).
         log_path: The broker's combined stdout/stderr log file.
     """
+
+    start_error = BrokerStartError
 
     def __init__(
         self,
@@ -363,86 +349,27 @@ class BrokerHandle:
         moto: _MotoServer | None = None,
         postgres_db: str | None = None,
     ) -> None:
+        super().__init__(port=port, workdir=workdir, log_path=workdir / "tansu.log",
+                         startup_timeout=startup_timeout)
         self.url = f"{_HOST}:{port}"
-        self.port = port
         self.storage: StorageKind = storage
         self.storage_url = storage_url
-        self.workdir = workdir
-        self.log_path = workdir / "tansu.log"
         self._binary = binary
         self._extra_env = extra_env
-        self._startup_timeout = startup_timeout
         self._moto = moto
         self._postgres_db = postgres_db
-        self._process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.RLock()
-        self._closed = False
-
-    # -- public API -----------------------------------------------------------
-
-    @property
-    def pid(self) -> int | None:
-        """PID of the running broker process, or ``None`` when stopped."""
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the broker process is alive."""
-        return self.pid is not None
-
-    def stop(self) -> None:
-        """Stop the broker and its storage helper; wait for exit. Idempotent.
-
-        Also drops the per-broker PostgreSQL database (postgres storage) and
-        stops the moto server (s3 storage), discarding their data.
-        """
-        with self._lock:
-            self._stop_process()
-            if self._closed:
-                return
-            self._closed = True
-            with _live_lock:
-                _live.pop(id(self), None)
-            if self._moto is not None:
-                self._moto.stop()
-            if self._postgres_db is not None:
-                _psql(f'DROP DATABASE IF EXISTS "{self._postgres_db}" WITH (FORCE)')
-
-    def restart(self) -> None:
-        """Stop the broker and start it again on the same port and storage.
-
-        With ``memory`` storage the restarted broker is empty; with ``s3`` (and
-        ``postgres``) storage data survives.
-
-        Raises:
-            RuntimeError: If the handle was already stopped.
-            BrokerStartError: If the broker does not come back in time.
-        """
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("cannot restart a stopped broker handle")
-            self._stop_process()
-            self._start_process()
-
-    def __enter__(self) -> BrokerHandle:
-        """Return the handle itself."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop the broker."""
-        self.stop()
 
     def __repr__(self) -> str:
         """Return a short description of the handle."""
         return f"BrokerHandle(url={self.url!r}, storage={self.storage!r}, pid={self.pid})"
 
     # -- internals ------------------------------------------------------------
+
+    def _release(self) -> None:
+        if self._moto is not None:
+            self._moto.stop()
+        if self._postgres_db is not None:
+            _psql(f'DROP DATABASE IF EXISTS "{self._postgres_db}" WITH (FORCE)')
 
     def _command(self) -> list[str]:
         listener = f"tcp://{_HOST}:{self.port}"
@@ -459,53 +386,21 @@ class BrokerHandle:
             self.storage_url,
         ]
 
-    def _start_process(self) -> None:
+    def _environment(self) -> dict[str, str]:
         env = _base_env()
         env.update(self._extra_env)
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
-            log: IO[bytes]
-            with open(self.log_path, "ab") as log:
-                log.write(f"--- starting: {' '.join(self._command())}\n".encode())
-                log.flush()
-                process = subprocess.Popen(
-                    self._command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    env=env,
-                    cwd=self.workdir,
-                    start_new_session=True,
-                )
-            self._process = process
-            with _live_lock:
-                _live[id(self)] = self
-            try:
-                self._wait_ready(process, deadline)
-                return
-            except _AddressInUse:
-                # The old listener may linger for a moment after a restart.
-                _terminate(process, timeout=5)
-                if time.monotonic() >= deadline:
-                    raise BrokerStartError(
-                        f"port {self.port} stayed busy:\n{_tail(self.log_path)}"
-                    ) from None
-                time.sleep(0.2)
-            except BaseException:
-                _terminate(process, timeout=5)
-                raise
+        return env
 
-    def _wait_ready(self, process: subprocess.Popen[bytes], deadline: float) -> None:
+    def _wait_ready(self, process: subprocess.Popen[bytes], deadline: float, offset: int) -> None:
         fatal_errors = _fatal_client_errors()
         last_error = "broker port never opened"
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                tail = _tail(self.log_path)
-                if "AddrInUse" in tail.rsplit("--- starting:", 1)[-1]:
-                    raise _AddressInUse
+                if "AddrInUse" in self._output_since(offset):
+                    raise AddressInUse
                 raise BrokerStartError(
                     f"tansu exited with {process.returncode} before becoming ready "
-                    f"(storage {self.storage_url}); log tail:\n{tail}"
+                    f"(storage {self.storage_url}); log tail:\n{_tail(self.log_path)}"
                 )
             if port_open(self.port, _HOST):
                 try:
@@ -520,15 +415,6 @@ class BrokerHandle:
             f"tansu on {self.url} not ready after {self._startup_timeout:.0f}s "
             f"({last_error}); log tail:\n{_tail(self.log_path)}"
         )
-
-    def _stop_process(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            _terminate(process, timeout=10)
-
-
-class _AddressInUse(Exception):
-    """Internal: the broker could not bind its port (yet)."""
 
 
 def _fatal_client_errors() -> tuple[type[BaseException], ...]:
@@ -616,13 +502,7 @@ def start_broker(
         moto=moto,
         postgres_db=postgres_db,
     )
-    with _live_lock:
-        _live[id(handle)] = handle
-    try:
-        handle._start_process()
-    except BaseException:
-        handle.stop()
-        raise
+    handle._launch()
     return handle
 
 

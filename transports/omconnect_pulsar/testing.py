@@ -68,7 +68,6 @@ exits without calling :meth:`BrokerHandle.stop` still leaves nothing running.
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import importlib.resources
 import importlib.util
@@ -76,15 +75,13 @@ import os
 import shutil
 import socket
 import subprocess
-import threading
 import time
 from pathlib import Path
-from types import TracebackType
-from typing import IO, TYPE_CHECKING
+from typing import TYPE_CHECKING
 
+from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
 from omconnect.testing.processes import free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
-from omconnect.testing.processes import terminate_process_group as _terminate
 
 if TYPE_CHECKING:
     from omconnect.testing.profile import TransportProfile
@@ -147,21 +144,6 @@ def find_pulsar_lite_binary() -> Path:
     raise FileNotFoundError(
         f"no pulsar-lite binary: install pulsar-lite or set ${PULSAR_LITE_BIN_ENV}"
     )
-
-
-_live_lock = threading.Lock()
-_live: dict[int, BrokerHandle] = {}
-
-
-def _stop_all_at_exit() -> None:
-    with _live_lock:
-        handles = list(_live.values())
-    for handle in handles:
-        with contextlib.suppress(Exception):
-            handle.stop()
-
-
-atexit.register(_stop_all_at_exit)
 
 
 def _decode_address(hex_address: str) -> tuple[str, int]:
@@ -228,8 +210,11 @@ def _probe_producer(url: str, timeout: float) -> None:
         client.close()
 
 
-class BrokerHandle:
+class BrokerHandle(BrokerProcessHandle):
     """A running pulsar-lite broker started by :func:`start_broker`.
+
+    :meth:`restart` keeps the port and the database; :meth:`stop` leaves the database
+    directory in ``workdir``.
 
     Attributes:
         url: Pulsar service URL, ``pulsar://127.0.0.1:PORT``.
@@ -241,68 +226,16 @@ class BrokerHandle:
         log_path: The broker's combined stdout/stderr log file.
     """
 
+    start_error = BrokerStartError
+
     def __init__(self, *, binary: Path, workdir: Path, port: int, startup_timeout: float) -> None:
+        super().__init__(port=port, workdir=workdir, log_path=workdir / "pulsar-lite.log",
+                         startup_timeout=startup_timeout)
         self.url = f"pulsar://{_HOST}:{port}"
-        self.port = port
-        self.workdir = workdir
         self.db_dir = workdir / "db"
         self.db_path = self.db_dir / "pulsar-lite"
         self.config_path = workdir / "pulsar-lite.toml"
-        self.log_path = workdir / "pulsar-lite.log"
         self._binary = binary
-        self._startup_timeout = startup_timeout
-        self._process: subprocess.Popen[bytes] | None = None
-        self._lock = threading.RLock()
-        self._closed = False
-
-    @property
-    def pid(self) -> int | None:
-        """PID of the running broker process, or ``None`` when stopped."""
-        process = self._process
-        return process.pid if process is not None and process.poll() is None else None
-
-    @property
-    def running(self) -> bool:
-        """Whether the broker process is alive."""
-        return self.pid is not None
-
-    def stop(self) -> None:
-        """Stop the broker and wait for the process to exit. Idempotent.
-
-        The database directory is left in ``workdir``.
-        """
-        with self._lock:
-            self._stop_process()
-            if not self._closed:
-                self._closed = True
-                with _live_lock:
-                    _live.pop(id(self), None)
-
-    def restart(self) -> None:
-        """Stop the broker and start it again on the same port and database.
-
-        Raises:
-            RuntimeError: If the handle was already stopped.
-            BrokerStartError: If the broker does not come back in time.
-        """
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("cannot restart a stopped broker handle")
-            self._stop_process()
-            self._start_process()
-
-    def __enter__(self) -> BrokerHandle:
-        """Return the handle itself."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Stop the broker."""
-        self.stop()
 
     def __repr__(self) -> str:
         """Return a short description of the handle."""
@@ -321,57 +254,17 @@ class BrokerHandle:
             "warn",
         ]
 
-    def _start_process(self) -> None:
+    def _environment(self) -> dict[str, str]:
         env = dict(os.environ)
         env["RUST_LOG"] = "warn"
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
-            log: IO[bytes]
-            with open(self.log_path, "ab") as log:
-                log.write(f"--- starting: {' '.join(self._command())}\n".encode())
-                log.flush()
-                offset = log.tell()
-                process = subprocess.Popen(
-                    self._command(),
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=log,
-                    env=env,
-                    cwd=self.workdir,
-                    start_new_session=True,
-                )
-            self._process = process
-            with _live_lock:
-                _live[id(self)] = self
-            try:
-                self._wait_ready(process, deadline, offset)
-                return
-            except _AddressInUse:
-                _terminate(process, timeout=5)
-                if time.monotonic() >= deadline:
-                    raise BrokerStartError(
-                        f"port {self.port} stayed busy:\n{_tail(self.log_path)}"
-                    ) from None
-                time.sleep(0.2)
-            except BaseException:
-                _terminate(process, timeout=5)
-                raise
-
-    def _this_run_log(self, offset: int) -> str:
-        try:
-            with open(self.log_path, "rb") as log:
-                log.seek(offset)
-                return log.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
+        return env
 
     def _wait_ready(self, process: subprocess.Popen[bytes], deadline: float, offset: int) -> None:
         last_error = "broker port never opened"
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                output = self._this_run_log(offset)
-                if "AddrInUse" in output:
-                    raise _AddressInUse
+                if "AddrInUse" in self._output_since(offset):
+                    raise AddressInUse
                 raise BrokerStartError(
                     f"pulsar-lite exited with {process.returncode} before becoming "
                     f"ready; log tail:\n{_tail(self.log_path)}"
@@ -411,15 +304,6 @@ class BrokerHandle:
                 f"was {self.config_path} ignored?"
             )
 
-    def _stop_process(self) -> None:
-        process, self._process = self._process, None
-        if process is not None:
-            _terminate(process, timeout=10)
-
-
-class _AddressInUse(Exception):
-    """Internal: the broker could not bind its port (yet)."""
-
 
 def start_broker(
     workdir: Path,
@@ -455,13 +339,7 @@ def start_broker(
     )
     handle.db_dir.mkdir(exist_ok=True)
     handle.config_path.write_text(_render_config(default_partitions, max_message_size_bytes))
-    with _live_lock:
-        _live[id(handle)] = handle
-    try:
-        handle._start_process()
-    except BaseException:
-        handle.stop()
-        raise
+    handle._launch()
     return handle
 
 

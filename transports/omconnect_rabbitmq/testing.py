@@ -36,18 +36,16 @@ test run forgets to stop them.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import secrets
 import shutil
 import socket
 import subprocess
-import threading
 import time
 import urllib.parse
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING
+
+from omconnect.testing.broker_handles import BrokerHandleBase
 
 if TYPE_CHECKING:
     from omconnect.testing.profile import TransportProfile
@@ -203,23 +201,15 @@ def ensure_server_running(
     _wait_for_connection(_amqp_url(host, port, user, password, "/"), timeout)
 
 
-_live_lock = threading.Lock()
-_live: dict[int, BrokerHandle] = {}
-
-
-def _stop_all_at_exit() -> None:
-    with _live_lock:
-        handles = list(_live.values())
-    for handle in handles:
-        with contextlib.suppress(Exception):
-            handle.stop()
-
-
-atexit.register(_stop_all_at_exit)
-
-
-class BrokerHandle:
+class BrokerHandle(BrokerHandleBase):
     """A private vhost on the local RabbitMQ server, made by :func:`start_broker`.
+
+    :meth:`stop` deletes the vhost and everything in it (raising
+    :class:`RabbitmqctlError` if ``rabbitmqctl delete_vhost`` fails for a reason other
+    than the vhost being gone already). :meth:`restart` runs ``rabbitmqctl stop_app``
+    then ``start_app`` on the shared server, which disconnects every client of every
+    vhost; durable queues and persistent messages survive. It raises
+    :class:`BrokerStartError` if the vhost does not accept connections in time.
 
     Attributes:
         url: AMQP URL of the vhost, ``amqp://guest:guest@127.0.0.1:5672/<vhost>``
@@ -232,72 +222,38 @@ class BrokerHandle:
     def __init__(
         self, *, host: str, port: int, user: str, password: str, vhost: str, timeout: float
     ) -> None:
+        super().__init__()
         self.host = host
         self.port = port
         self.vhost = vhost
         self.url = _amqp_url(host, port, user, password, vhost)
+        self._user = user
         self._timeout = timeout
-        self._lock = threading.RLock()
-        self._stopped = False
 
     @property
     def running(self) -> bool:
         """Whether the vhost still exists (i.e. :meth:`stop` was not called)."""
-        return not self._stopped
-
-    def stop(self) -> None:
-        """Delete the vhost and everything in it. Idempotent.
-
-        Raises:
-            RabbitmqctlError: If ``rabbitmqctl delete_vhost`` fails for a reason
-                other than the vhost being gone already.
-        """
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            with _live_lock:
-                _live.pop(id(self), None)
-            try:
-                rabbitmqctl("delete_vhost", self.vhost)
-            except RabbitmqctlError as exc:
-                if "does not exist" not in str(exc) and "no_such_vhost" not in str(exc):
-                    raise
-
-    def restart(self) -> None:
-        """Restart the RabbitMQ application and wait until the vhost is usable.
-
-        Runs ``rabbitmqctl stop_app`` then ``start_app`` on the shared server,
-        which disconnects every client of every vhost. Durable queues and
-        persistent messages survive.
-
-        Raises:
-            RuntimeError: If the handle was already stopped.
-            BrokerStartError: If the vhost does not accept connections in time.
-        """
-        with self._lock:
-            if self._stopped:
-                raise RuntimeError("cannot restart a stopped broker handle")
-            rabbitmqctl("stop_app", timeout=self._timeout)
-            rabbitmqctl("start_app", timeout=self._timeout)
-            _wait_for_connection(self.url, self._timeout)
-
-    def __enter__(self) -> BrokerHandle:
-        """Return the handle itself."""
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        """Delete the vhost."""
-        self.stop()
+        return not self._closed
 
     def __repr__(self) -> str:
         """Return a short description of the handle."""
         return f"BrokerHandle(vhost={self.vhost!r}, running={self.running})"
+
+    def _start(self) -> None:
+        rabbitmqctl("set_permissions", "-p", self.vhost, self._user, ".*", ".*", ".*")
+        _wait_for_connection(self.url, self._timeout)
+
+    def _restart(self) -> None:
+        rabbitmqctl("stop_app", timeout=self._timeout)
+        rabbitmqctl("start_app", timeout=self._timeout)
+        _wait_for_connection(self.url, self._timeout)
+
+    def _release(self) -> None:
+        try:
+            rabbitmqctl("delete_vhost", self.vhost)
+        except RabbitmqctlError as exc:
+            if "does not exist" not in str(exc) and "no_such_vhost" not in str(exc):
+                raise
 
 
 def start_broker(
@@ -334,14 +290,7 @@ def start_broker(
     handle = BrokerHandle(
         host=host, port=port, user=user, password=password, vhost=vhost, timeout=timeout
     )
-    with _live_lock:
-        _live[id(handle)] = handle
-    try:
-        rabbitmqctl("set_permissions", "-p", vhost, user, ".*", ".*", ".*")
-        _wait_for_connection(handle.url, timeout)
-    except BaseException:
-        handle.stop()
-        raise
+    handle._launch()
     return handle
 
 
