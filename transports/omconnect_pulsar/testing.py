@@ -69,10 +69,7 @@ exits without calling :meth:`BrokerHandle.stop` still leaves nothing running.
 from __future__ import annotations
 
 import contextlib
-import importlib.resources
-import importlib.util
 import os
-import shutil
 import socket
 import subprocess
 import time
@@ -80,7 +77,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
-from omconnect.testing.processes import free_port, port_open
+from omconnect.testing.processes import find_broker_binary, free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
 
 if TYPE_CHECKING:
@@ -126,23 +123,9 @@ def find_pulsar_lite_binary() -> Path:
     Raises:
         FileNotFoundError: If no executable binary can be found.
     """
-    override = os.environ.get(PULSAR_LITE_BIN_ENV)
-    if override:
-        path = Path(override)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path.resolve()
-        raise FileNotFoundError(f"${PULSAR_LITE_BIN_ENV}={override!r} is not an executable file")
-    if importlib.util.find_spec("pulsar_lite") is not None:
-        resource = importlib.resources.files("pulsar_lite").joinpath("bin", "pulsar-lite")
-        if resource.is_file():
-            path = Path(str(resource))
-            if os.access(path, os.X_OK):
-                return path.resolve()
-    on_path = shutil.which("pulsar-lite")
-    if on_path:
-        return Path(on_path).resolve()
-    raise FileNotFoundError(
-        f"no pulsar-lite binary: install pulsar-lite or set ${PULSAR_LITE_BIN_ENV}"
+    return find_broker_binary(
+        "pulsar-lite", env_var=PULSAR_LITE_BIN_ENV, package="pulsar_lite",
+        missing_hint=f"install pulsar-lite or set ${PULSAR_LITE_BIN_ENV}",
     )
 
 
