@@ -1,4 +1,8 @@
-"""Checks the in-core transports apply to what their callers hand them."""
+"""Checks the transports apply to what their callers hand them.
+
+The in-core transports use them all; the broker transports use the option and
+consumer-argument checks.
+"""
 
 from __future__ import annotations
 
@@ -59,13 +63,20 @@ def failed_batch(size: int, index: int, error: Exception) -> SendError:
 
 
 def reject_unknown_options(
-    definition: ConfigDef, options: Mapping[str, Any], *, prefix: str
+    definition: ConfigDef,
+    options: Mapping[str, Any],
+    *,
+    prefix: str,
+    pass_through: tuple[str, ...] = (),
+    otherwise: str | None = None,
 ) -> None:
     """Raise if ``options`` holds a key ``definition`` does not declare.
 
-    The in-core transports take no native pass-through settings, so an undeclared key is
-    a typo; the error names it as the user wrote it (``prefix`` + key) with the closest
-    declared key.
+    An undeclared key is a typo unless it starts with one of ``pass_through`` (the
+    prefixes of native client settings of a broker transport; the in-core transports
+    have none). The error names each key as the user wrote it (``prefix`` + key) with
+    the closest declared key, or, when none is close, ``otherwise`` (default: the list
+    of declared keys).
 
     Raises:
         ConfigError: Listing each unknown key with a "did you mean".
@@ -73,11 +84,15 @@ def reject_unknown_options(
     """
     errors: dict[str, list[str]] = {}
     for name in options:
-        if name in definition:
+        if name in definition or name.startswith(pass_through):
             continue
         close = definition.suggest(name)
-        hint = f"did you mean {prefix}{close}?" if close else (
-            "known options: " + ", ".join(prefix + known for known in definition.names()))
+        if close:
+            hint = f"did you mean {prefix}{close}?"
+        elif otherwise is not None:
+            hint = otherwise
+        else:
+            hint = "known options: " + ", ".join(prefix + known for known in definition.names())
         errors[prefix + name] = [f"unknown option; {hint}"]
     if errors:
         raise ConfigError.from_errors(errors, what=f"transport '{prefix.rstrip('.')}'")

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
-from omconnect.errors import ConfigError, IllegalStateError
+from omconnect.errors import IllegalStateError
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.spi import StartFrom, Transport
-from omconnect.transports.checks import check_consumer_args
+from omconnect.transports.checks import check_consumer_args, reject_unknown_options
 from omconnect_kafka.admin import MAX_PARTITIONS, KafkaAdmin, TopicCreator
 from omconnect_kafka.consumer import KafkaConsumer
 from omconnect_kafka.drivers import DRIVERS, ClientSettings, Driver, ProducerClient, load_driver
@@ -107,19 +107,6 @@ CONFIG_DEF = (
 _SECURITY_KEYS = tuple(k.name for k in CONFIG_DEF if k.group == _SECURITY)
 
 
-def _reject_unknown(options: Mapping[str, Any]) -> None:
-    errors: dict[str, list[str]] = {}
-    for name in options:
-        if name in CONFIG_DEF or name.startswith(PASS_THROUGH_PREFIXES):
-            continue
-        close = CONFIG_DEF.suggest(name)
-        hint = f"did you mean kafka.{close}?" if close else (
-            "native client options go under kafka.producer., kafka.consumer. or kafka.admin.")
-        errors[f"kafka.{name}"] = [f"unknown option; {hint}"]
-    if errors:
-        raise ConfigError.from_errors(errors, what="transport 'kafka'")
-
-
 def _prefixed(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
 
@@ -142,7 +129,10 @@ class KafkaTransport(Transport):
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        _reject_unknown(config or {})
+        reject_unknown_options(
+            CONFIG_DEF, config or {}, prefix="kafka.", pass_through=PASS_THROUGH_PREFIXES,
+            otherwise="native client options go under kafka.producer., kafka.consumer. or "
+                      "kafka.admin.")
         super().__init__(config)
         config = self.config
         security = {k: config[k] for k in _SECURITY_KEYS if config.get(k) is not None}

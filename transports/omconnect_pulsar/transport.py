@@ -23,7 +23,7 @@ from omconnect.config import (
 from omconnect.errors import ConfigError, IllegalStateError
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
-from omconnect.transports.checks import check_consumer_args
+from omconnect.transports.checks import check_consumer_args, reject_unknown_options
 from omconnect_pulsar.admin import PulsarAdmin
 from omconnect_pulsar.client import (
     CLIENT_LOGGER,
@@ -140,7 +140,11 @@ class PulsarTransport(Transport):
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         given = dict(config or {})
-        _reject_unknown(given)
+        reject_unknown_options(
+            CONFIG_DEF, given, prefix="pulsar.", pass_through=_PASS_THROUGH,
+            otherwise="options are pulsar.<" + "|".join(CONFIG_DEF.names()) + "> and "
+                      "pass-through pulsar.client.*, pulsar.producer.*, pulsar.consumer.*, "
+                      "pulsar.reader.*")
         super().__init__(given)
         pulsar_module()
         c = self.config
@@ -303,18 +307,3 @@ def _secret(value: Any) -> str | None:
     if value is None:
         return None
     return value.value() if isinstance(value, Password) else str(value)
-
-
-def _reject_unknown(config: Mapping[str, Any]) -> None:
-    """Raise for a key that is neither declared nor a pass-through (``client.*``, ...)."""
-    errors: dict[str, list[str]] = {}
-    for name in config:
-        if name in CONFIG_DEF or name.startswith(_PASS_THROUGH):
-            continue
-        close = CONFIG_DEF.suggest(name)
-        hint = f"did you mean pulsar.{close}?" if close else (
-            "options are pulsar.<" + "|".join(CONFIG_DEF.names()) + "> and pass-through "
-            "pulsar.client.*, pulsar.producer.*, pulsar.consumer.*, pulsar.reader.*")
-        errors["pulsar." + name] = [f"unknown option; {hint}"]
-    if errors:
-        raise ConfigError.from_errors(errors, what="transport 'pulsar'")
