@@ -26,7 +26,7 @@ def main(data: str, out: str, checkpoint: str) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     frame = (spark.readStream.format("omconnect").option("transport", "embedded")
              .option("embedded.path", data).option("topics", "orders")
-             .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "250")
+             .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "500")
              .load())
     query = (frame.writeStream.format("parquet").option("path", out)
              .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())

@@ -23,7 +23,11 @@ KILLS = 3
 
 
 def start_query(data: Path, out: Path, checkpoint: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, **spark_environment(), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, **spark_environment(), PYTHONUNBUFFERED="1",
+               # Each run starts a JVM and Python workers that import pyspark, pandas and
+               # pyarrow; bytecode cached across the runs keeps those imports quick.
+               PYTHONPYCACHEPREFIX=str(checkpoint.parent / "pycache"))
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     with log.open("ab") as sink:
         return subprocess.Popen(
             [sys.executable, str(HERE / "streaming_query.py"), str(data), str(out),
@@ -31,27 +35,40 @@ def start_query(data: Path, out: Path, checkpoint: Path, log: Path) -> subproces
             env=env, start_new_session=True)  # its own group: the JVM dies with it
 
 
-def wait_for(log: Path, word: str, process: subprocess.Popen[bytes], timeout: float) -> None:
+def batch_ids(checkpoint: Path, log: str) -> set[int]:
+    """The batch ids in the checkpoint's ``offsets`` or ``commits`` log."""
+    folder = checkpoint / log
+    return {int(p.name) for p in folder.iterdir() if p.name.isdigit()} if folder.exists() \
+        else set()
+
+
+def batch_in_flight(checkpoint: Path) -> int | None:
+    """The last batch in the offset log when it has no commit-log entry, else None."""
+    offsets = batch_ids(checkpoint, "offsets")
+    if offsets and max(offsets) > max(batch_ids(checkpoint, "commits"), default=-1):
+        return max(offsets)
+    return None
+
+
+def wait_for_new_batch(checkpoint: Path, after: int, process: subprocess.Popen[bytes],
+                       log: Path, timeout: float) -> int | None:
+    """Wait until ``process`` plans a batch later than ``after`` and is still running it.
+
+    Returns that batch's id, or None when the process exits first (the query finished).
+    A batch left in flight by an earlier run does not count: the restarted query re-runs
+    it without writing a new offset-log entry, so only a new entry shows this process is
+    mid-batch.
+    """
     deadline = time.monotonic() + timeout
-    while word not in log.read_text(errors="replace").split():
-        if process.poll() is not None:
-            pytest.fail(f"the query process exited ({process.returncode}) before {word}:\n"
-                        + log.read_text(errors="replace")[-3000:])
+    while process.poll() is None:
+        batch = batch_in_flight(checkpoint)
+        if batch is not None and batch > after:
+            return batch
         if time.monotonic() > deadline:
-            pytest.fail(f"no {word} within {timeout} s:\n"
+            pytest.fail(f"no new batch within {timeout} s:\n"
                         + log.read_text(errors="replace")[-3000:])
-        time.sleep(0.1)
-
-
-def batch_in_flight(checkpoint: Path) -> bool:
-    """Whether the last batch in the offset log has no commit-log entry."""
-    def batch_ids(name: str) -> set[int]:
-        folder = checkpoint / name
-        return {int(p.name) for p in folder.iterdir() if p.name.isdigit()} if folder.exists() \
-            else set()
-
-    offsets = batch_ids("offsets")
-    return bool(offsets) and max(offsets) > max(batch_ids("commits"), default=-1)
+        time.sleep(0.02)
+    return None
 
 
 def test_killing_the_driver_mid_batch_loses_and_duplicates_nothing(spark, tmp_path):
@@ -61,21 +78,31 @@ def test_killing_the_driver_mid_batch_loses_and_duplicates_nothing(spark, tmp_pa
     chance = random.Random(seed)
     with embedded(data) as transport:
         create_topic(transport, "orders", 2)
-        produce(transport, "orders", range(5000))
-    produced = 5000
+        produce(transport, "orders", range(3000))
+    produced = 3000
     kills = attempts = 0
     while kills < KILLS:
         attempts += 1
         assert attempts <= 3 * KILLS, f"only {kills} kills landed mid-batch (seed {seed})"
+        planned = max(batch_ids(checkpoint, "offsets"), default=-1)
         query = start_query(data, out, checkpoint, log)
+        batch = None
         try:
-            wait_for(log, "STARTED", query, timeout=240)
-            time.sleep(chance.uniform(1.0, 4.0))
+            # Kill once this run has planned a batch of its own, after a random moment
+            # (the batch's files may be half written), if the batch is still uncommitted;
+            # if it committed meanwhile, aim at the next one.
+            while (batch := wait_for_new_batch(checkpoint, planned, query, log, 240)) is not None:
+                time.sleep(chance.uniform(0.0, 1.0))
+                if batch_in_flight(checkpoint) == batch:
+                    os.killpg(query.pid, signal.SIGKILL)
+                    break
+                planned = batch
         finally:
             if query.poll() is None:
                 os.killpg(query.pid, signal.SIGKILL)
             query.wait(timeout=60)
-        if query.returncode == -signal.SIGKILL and batch_in_flight(checkpoint):
+        if query.returncode == -signal.SIGKILL and batch is not None \
+                and batch_in_flight(checkpoint) == batch:
             kills += 1
         with embedded(data) as transport:  # the topic keeps growing between runs
             produce(transport, "orders", range(produced, produced + 300))
