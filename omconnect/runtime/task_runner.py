@@ -112,6 +112,10 @@ class TaskRunner(abc.ABC):
         self.error: BaseException | None = None
         self.worker_id = setup.worker.worker_id
         self._paused = paused
+        # Orders pause()/resume() (herder thread) with the task thread's own state changes:
+        # without it a pause landing while the task starts left it RUNNING under a PAUSED
+        # connector.
+        self._state_lock = threading.Lock()
         self._abandoned = False
         self._task_stop_lock = threading.Lock()
         self._task_stopped = False
@@ -134,16 +138,18 @@ class TaskRunner(abc.ABC):
 
     def pause(self) -> None:
         """Stop moving records (sources stop polling, sinks pause their partitions)."""
-        self._paused = True
-        if self.state is State.RUNNING:
-            self.state = State.PAUSED
+        with self._state_lock:
+            self._paused = True
+            if self.state is State.RUNNING:
+                self.state = State.PAUSED
         self._wake()
 
     def resume(self) -> None:
         """Move records again after :meth:`pause`."""
-        self._paused = False
-        if self.state is State.PAUSED:
-            self.state = State.RUNNING
+        with self._state_lock:
+            self._paused = False
+            if self.state is State.PAUSED:
+                self.state = State.RUNNING
         self._wake()
 
     STOP_FROM_CALLER: bool = True
@@ -207,7 +213,8 @@ class TaskRunner(abc.ABC):
             self._open()
             self._task_started = True
             if not self.stopping.is_set():
-                self.state = State.PAUSED if self._paused else State.RUNNING
+                with self._state_lock:
+                    self.state = State.PAUSED if self._paused else State.RUNNING
                 self.metrics.started_at = time.time()
                 self.setup.listener.on_task_running(self)
                 self._execute()
@@ -233,7 +240,8 @@ class TaskRunner(abc.ABC):
         if error is not None:
             self.error = error
             self.trace = "".join(traceback.format_exception(error))
-            self.state = State.FAILED
+            with self._state_lock:
+                self.state = State.FAILED
             self.setup.listener.on_task_failed(self, error)
         else:
             self.setup.listener.on_task_stopped(self)
