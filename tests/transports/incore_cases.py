@@ -397,6 +397,29 @@ class InCoreTransportCases:
         with pytest.raises(IllegalStateError):
             consumer.seek(TopicPartition("elsewhere", 0), 0)
 
+    def test_a_position_beyond_the_end_reads_nothing(self, make_transport: MakeTransport
+                                                     ) -> None:
+        """Any non-negative position is accepted (a sink connector's offsets can be set to
+        one): beyond the end, up to the largest 64-bit offset, a poll finds nothing.
+        """
+        transport = make_transport()
+        transport.admin().create_topics([TopicSpec("far", 2)])
+        send(transport, [Message("far", None, b"x", partition=1)])
+        tp = TopicPartition("far", 1)
+        consumer = transport.consumer(None)
+        consumer.assign([tp])
+        for offset in (1, 2**40, 2**63 - 2**40, 2**63 - 1):
+            consumer.seek(tp, offset)
+            assert consumer.poll(10, 0.1) == [], offset
+        consumer.seek(tp, 0)
+        assert values(drain(consumer, 1)) == [b"x"]
+        committer = transport.consumer("far-group")
+        committer.commit({tp: 2**63 - 1})
+        committer.close()
+        member = transport.consumer("far-group")
+        member.subscribe(["far"])
+        assert quiet(member) == []
+
     def test_pause_holds_back_a_partition_until_resumed(self, make_transport: MakeTransport
                                                         ) -> None:
         transport = make_transport()
