@@ -7,12 +7,15 @@ gets generated requests, valid and invalid; each response must not be a 5xx and 
 conform to the spec (status code, content type, headers, body schema), and invalid
 requests must be rejected with a 4xx.
 
-Random names and configs alone would almost only meet 404s and invalid configs, so two
-hooks steer part of the generation at real state: about half the requests on a connector
-name one of the seeded connectors (a running file source, a file sink, a stopped
-source: re-created and put back in their states before each case), and about half the config bodies
-are a valid file connector config with the generated keys merged in. Thus pauses,
-stops, restarts, config changes, offset changes and deletes hit live connectors.
+Random names, configs and offsets alone would almost only meet 404s and 400s, so hooks
+steer part of the generation at real state: about half the requests on a connector name
+one of the seeded connectors (a running file source and file sink, a stopped source and
+sink: before each case re-created, given back their configs and put back in their
+states); about half the config bodies are a valid file connector config with the
+generated keys merged in; about half the positive offset changes are valid ones for a
+stopped seed (its own partition, generated non-negative offsets or nulls, the generated
+plain values merged in where the connector ignores other keys). Thus pauses, stops,
+restarts, config changes, offset changes and deletes hit live connectors and succeed.
 
 Each generated sequence of calls starts from the same worker state (only the seeded
 connectors, created afresh, no offsets: ``_reset``), so hypothesis meets the same
@@ -44,7 +47,9 @@ schemathesis = pytest.importorskip("schemathesis", reason="the fuzz run needs sc
 
 from hypothesis import HealthCheck, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+from schemathesis import GenerationMode  # noqa: E402
 from schemathesis.checks import not_a_server_error  # noqa: E402
+from schemathesis.generation.meta import TestPhase  # noqa: E402
 from schemathesis.specs.openapi.checks import (  # noqa: E402
     content_type_conformance,
     negative_data_rejection,
@@ -73,8 +78,18 @@ SEEDS = {
     "reader": {"name": "reader", "config": FILE_SOURCE},
     "writer": {"name": "writer", "config": FILE_SINK},
     "parked": {"name": "parked", "config": FILE_SOURCE, "initial_state": "STOPPED"},
+    "parked-sink": {"name": "parked-sink", "initial_state": "STOPPED",
+                    "config": {**FILE_SINK, "file": "parked-out.txt"}},
 }
-"""Connectors the fuzzer acts on, re-created before each case if it deleted them."""
+"""Connectors the fuzzer acts on, put back as they are here before each case."""
+PARTITIONS = {
+    "parked": {"filename": FILE_SOURCE["file"]},
+    "parked-sink": {"kafka_topic": FILE_SINK["topics"], "kafka_partition": 0},
+}
+"""The partition each stopped seed reads: the file source's (the ``file`` it is
+configured with), the sink's first partition of its topic."""
+POSITIONS = {"parked": "position", "parked-sink": "kafka_offset"}
+"""The key of an offset of each stopped seed."""
 PLUGINS = ("FileStreamSource", "file-sink", "datagen", "console")
 
 schema = schemathesis.openapi.from_path(SPEC)
@@ -119,12 +134,84 @@ def flatmap_body(context: schemathesis.HookContext, body: object) -> st.SearchSt
     return st.just(body)
 
 
+@schema.hook
+def flatmap_case(context: schemathesis.HookContext,
+                 case: schemathesis.Case) -> st.SearchStrategy:
+    """Make about half the positive ``PATCH .../offsets`` cases a valid offset change of a
+    stopped seed: its own partition (the file source's file; the sink's topic partition),
+    one entry per generated entry, each with a generated non-negative offset, or null (a
+    reset) where the generated entry has a null offset; the generated offsets' plain
+    values are merged in, and the generated partition's into the sink's (connectors
+    ignore keys they do not read; another key in a source partition would name another
+    partition).
+
+    The seed is the stopped one of the named seed's kind (a source for reader and parked,
+    a sink for writer and parked-sink), else by the generated name's length. Negative
+    cases stay as generated (they must stay invalid), and so does a stateful case whose
+    name is not a seed: a link supplied it (the connector that sequence created).
+    """
+    body = case.body
+    name = case.path_parameters.get("name")
+    if (case.method.upper() != "PATCH" or not case.path.endswith("/offsets")
+            or case.meta is None or case.meta.generation.mode is not GenerationMode.POSITIVE
+            or (case.meta.phase.name is TestPhase.STATEFUL and name not in SEEDS)
+            or not isinstance(body, dict) or not isinstance(body.get("offsets"), list)):
+        return st.just(case)
+    entries = [entry for entry in body["offsets"] if isinstance(entry, dict)] or [{}]
+    if name in SEEDS:
+        sink = SEEDS[name]["config"]["connector.class"] == FILE_SINK["connector.class"]
+        target = "parked-sink" if sink else "parked"
+    else:
+        target = sorted(PARTITIONS)[len(str(name)) % 2]
+
+    def changed(values: list[int]) -> schemathesis.Case:
+        offsets = []
+        for entry, value in zip(entries, values, strict=True):
+            partition, offset = entry.get("partition"), entry.get("offset")
+            change: dict[str, object] = {"partition": PARTITIONS[target]}
+            if target == "parked-sink":  # the sink reads only kafka_topic, kafka_partition
+                change["partition"] = {**_storable(partition), **PARTITIONS[target]}
+            if "offset" in entry and offset is None:
+                change["offset"] = None
+            else:
+                change["offset"] = {**_storable(offset), POSITIONS[target]: value}
+            offsets.append(change)
+        result = case.derive()
+        result.path_parameters = {**case.path_parameters, "name": target}
+        result.body = {"offsets": offsets}
+        return result
+
+    values = st.lists(st.integers(0, 2**63 - 1), min_size=len(entries),
+                      max_size=len(entries))
+    # The change first: hypothesis favours a one_of's first branch.
+    return st.one_of(values.map(changed), st.just(case))
+
+
+def _storable(value: object) -> dict[str, object]:
+    """The keys of ``value`` (if an object) with a plain value the API stores as it is:
+    a string, boolean, null or 64-bit integer (it refuses bigger integers and lone
+    surrogates).
+    """
+    def plain(item: object) -> bool:
+        if isinstance(item, str):
+            return not any(0xD800 <= ord(char) <= 0xDFFF for char in item)
+        return item is None or isinstance(item, bool) or (
+            isinstance(item, int) and -2**63 <= item < 2**63)
+
+    if not isinstance(value, dict):
+        return {}
+    return {key: item for key, item in value.items() if plain(key) and plain(item)}
+
+
 def _reseed(base_url: str) -> None:
-    """Re-create seeded connectors the fuzzer deleted, and put each back in its state
-    (reader and writer running, parked stopped), so every operation meets live ones.
+    """Put the seeded connectors back as :data:`SEEDS` has them: re-create those the
+    fuzzer deleted, restore a config it changed (a config change may even have turned a
+    source into a sink), and put each back in its state (reader and writer running, the
+    parked ones stopped), so every operation meets live ones of the kinds it expects.
     """
     with httpx.Client(base_url=base_url, headers=AUTH, timeout=60) as client:
-        present = client.get("/connectors", params={"expand": "status"}).json()
+        present = client.get("/connectors", params=[("expand", "status"),
+                                                     ("expand", "info")]).json()
         for name, body in SEEDS.items():
             wanted = body.get("initial_state", "RUNNING")
             if name not in present:
@@ -132,6 +219,10 @@ def _reseed(base_url: str) -> None:
                 assert response.status_code in (201, 409), response.text
                 continue
             state = present[name]["status"]["connector"]["state"]
+            config = {**body["config"], "name": name}
+            if present[name]["info"]["config"] != config:
+                response = client.put(f"/connectors/{name}/config", json=config)
+                assert response.status_code == 200, response.text
             if wanted == "STOPPED" and state != "STOPPED":
                 client.put(f"/connectors/{name}/stop")
             elif wanted == "RUNNING" and state in ("STOPPED", "PAUSED"):
