@@ -41,8 +41,8 @@ class TaskMetricsSnapshot:
         batch_size_max: The largest batch seen.
         in_flight: Records sent but not yet acknowledged (source), now.
         lag: Records in assigned partitions not yet consumed (sink), where the transport
-            reports offset ranges; ``None`` when unknown. Refreshed at most once a second
-            while the task polls, on assignment and at each commit.
+            reports offset ranges; ``None`` when unknown. Refreshed at each commit, on
+            assignment and, while polls come back empty, at most once a second.
         assigned_partitions: Partitions the consumer group assigned to the task (sink), now.
         offset_commits: Successful offset commits.
         offset_commit_failures: Failed offset commits.

@@ -54,7 +54,7 @@ __all__ = ["SinkTaskRunner"]
 _log = logging.getLogger(__name__)
 
 _MAX_POLL_WAIT_S = 1.0
-_LAG_REFRESH_S = 1.0  # the lag metric's refresh period while polling
+_LAG_REFRESH_S = 1.0  # the lag metric's refresh period while polls come back empty
 
 
 class _Context(SinkTaskContext):
@@ -219,6 +219,7 @@ class SinkTaskRunner(TaskRunner):
         next_commit = now + self._flush_interval_s
         next_refresh = now + self._regex_refresh_s
         regex = self.setup.settings.topics_regex is not None
+        reading = False  # whether the last poll returned records
         while not self.stopping.is_set():
             if self._seeks:
                 self._apply_seeks()
@@ -228,7 +229,7 @@ class SinkTaskRunner(TaskRunner):
             if now >= next_commit or self._commit_requested:
                 self._commit()
                 next_commit = time.monotonic() + self._flush_interval_s
-            if now >= self._lag_due:
+            if not reading and now >= self._lag_due:  # moving records: lag refreshed at commits
                 self._update_lag()
             if regex and now >= next_refresh:
                 self._subscribe()
@@ -241,9 +242,11 @@ class SinkTaskRunner(TaskRunner):
                 wait = min(wait, max(0.0, self._batch_due - now))
             if not self._topics or (not self._can_pause and self._must_hold()):
                 self.stopping.wait(wait)
+                reading = False
                 continue
             messages = consumer.poll(self._max_records, wait)
-            if messages and not self.stopping.is_set():
+            reading = bool(messages)
+            if reading and not self.stopping.is_set():
                 self._process(messages)
 
     def _must_hold(self) -> bool:
@@ -512,7 +515,8 @@ class SinkTaskRunner(TaskRunner):
 
     def _update_lag(self) -> None:
         """Refresh the lag metric: end of each assigned partition minus the position put
-        (or committed); at most once a second from the poll loop (it may ask the broker).
+        (or committed); from the poll loop at most once a second, and only while polls come
+        back empty (it may ask the broker, e.g. Kafka's ListOffsets per partition).
         """
         self._lag_due = time.monotonic() + _LAG_REFRESH_S
         if not self._lag_known or self._consumer is None:
