@@ -7,6 +7,7 @@ refused (stop that worker first); one left RUNNING by a worker that was killed i
 ``show`` prints Kafka Connect's ``GET /connectors/{name}/offsets`` JSON: for a source, the
 committed offset per source partition; for a sink, the group's position per partition.
 ``reset`` forgets them: a source starts from scratch, a sink from the earliest message kept.
+The connector's ``alter_offsets`` hook is asked first and may refuse (exit status 1).
 """
 
 from __future__ import annotations
@@ -60,8 +61,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"omconnect offsets: connector {args.connector!r} is running in worker "
                   f"{running}; stop that worker first", file=sys.stderr)
             return 1
-        herder.reset_offsets(args.connector, force=True)  # no live worker runs it (above)
+        # force: no live worker runs it (above). The connector's alter_offsets hook may
+        # refuse the reset (a ConfigError, exit 1).
+        handled = herder.reset_offsets(args.connector, force=True)
         print(f"offsets of connector {args.connector!r} reset")
+        if not handled:
+            print("the connector did not confirm it keeps no offsets elsewhere: if it "
+                  "does, reset them in the system it uses too")
         return 0
     except ConnectError as exc:
         print(f"omconnect offsets: {exc}", file=sys.stderr)

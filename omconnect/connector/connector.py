@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from omconnect.config.definition import ConfigDef
@@ -11,6 +11,7 @@ from omconnect.config.definition import ConfigDef
 if TYPE_CHECKING:
     from omconnect.connector.context import ConnectorContext
     from omconnect.connector.task import SinkTask, SourceTask, Task
+    from omconnect.records import TopicPartition
 
 __all__ = ["Connector", "SinkConnector", "SourceConnector"]
 
@@ -22,8 +23,11 @@ class Connector(abc.ABC):
     (also before creation, e.g. by ``omconnect validate``), :meth:`start`,
     :meth:`task_configs`, later :meth:`on_pause` / :meth:`on_resume`, and finally
     :meth:`stop` (then :meth:`on_destroyed` if the connector is deleted). When it fails,
-    :meth:`on_failed` is called with the error. A subclass missing an abstract method
-    cannot be instantiated (Python's ``TypeError`` names the method).
+    :meth:`on_failed` is called with the error. While it is stopped, a separate instance
+    that is neither initialized nor started gets ``alter_offsets`` (on
+    :class:`SourceConnector` and :class:`SinkConnector`) before a user's offset change.
+    A subclass missing an abstract method cannot be instantiated (Python's ``TypeError``
+    names the method).
     """
 
     _context: ConnectorContext | None = None  # also set for subclasses that skip __init__
@@ -107,6 +111,41 @@ class SourceConnector(Connector):
         """
         return False
 
+    def alter_offsets(
+        self,
+        config: Mapping[str, Any],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> bool:
+        """Check, or apply, offsets a user is about to write (Kafka Connect's
+        ``alterOffsets``).
+
+        The runtime calls it on a fresh instance (neither initialized nor started) of a
+        stopped connector, before it writes the offsets of ``PATCH
+        /connectors/{name}/offsets`` or forgets them (``DELETE``, every offset ``None``).
+
+        Args:
+            config: The connector's configuration as written, references resolved, not
+                parsed (parse what you need with :meth:`config_def`).
+            offsets: ``(source partition, source offset)`` pairs in the order given (the
+                ``i``-th is the request's ``offsets[i]``); ``None`` resets that
+                partition. Accept ``None`` for any partition, so that stray entries can
+                always be cleaned up.
+
+        Returns:
+            ``True`` when the connector handled them (it validated them or keeps no
+            offsets of its own elsewhere); ``False`` (the default) when it does not know:
+            the runtime then tells the user that offsets the connector keeps outside the
+            runtime may need changing too.
+
+        Raises:
+            Exception: The offsets are not valid for this connector: nothing is written,
+                and the user gets the message (an HTTP 400 naming it). Name the entry and
+                the field, e.g. ``offsets[0].offset.position must be a non-negative
+                integer``.
+
+        """
+        return False
+
 
 class SinkConnector(Connector):
     """A connector that writes from the transport into an external system."""
@@ -119,5 +158,31 @@ class SinkConnector(Connector):
         """Whether the sink writes idempotently or transactionally with its offsets.
 
         Default ``False``: the runtime refuses an exactly-once pipeline with it.
+        """
+        return False
+
+    def alter_offsets(self, config: Mapping[str, Any],
+                      offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """Check, or apply, consumer-group positions a user is about to write (Kafka
+        Connect's ``alterOffsets``).
+
+        Called as :meth:`SourceConnector.alter_offsets` is, after the runtime checked the
+        entries' shape (``kafka_topic``, a non-negative ``kafka_partition`` and
+        ``kafka_offset``).
+
+        Args:
+            config: The connector's configuration as written, references resolved.
+            offsets: The position (next offset to read) per topic partition; ``None``
+                goes back to the earliest message kept.
+
+        Returns:
+            ``True`` when the connector handled them (e.g. it keeps its positions only in
+            the group, or it updated the copy it keeps in the external system);
+            ``False`` (the default) when it does not know.
+
+        Raises:
+            Exception: The positions are not valid for this connector: nothing is
+                written, and the user gets the message (an HTTP 400).
+
         """
         return False

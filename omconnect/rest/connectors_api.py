@@ -335,12 +335,14 @@ def alter_offsets(name: Name, body: OffsetsBody, herder: Herder, locks: Locks) -
     """Alter a stopped connector's offsets.
 
     Sets the given offsets; an entry with a null offset resets that partition. 409 unless
-    the connector is STOPPED.
+    the connector is STOPPED; 400 naming the entry and field when an entry is malformed
+    (sinks: Kafka Connect's `kafka_topic`/`kafka_partition`/`kafka_offset` rules) or the
+    connector's own check refuses it (e.g. a negative file `position`).
     """
     entries = [entry.model_dump() for entry in body.offsets]
     with locks.hold(name):
-        herder.alter_offsets(name, entries)
-    return {"message": "The offsets for this connector have been altered successfully"}
+        handled = herder.alter_offsets(name, entries)
+    return {"message": _done("altered", handled)}
 
 
 @router.delete("/connectors/{name}/offsets", operation_id="resetConnectorOffsets",
@@ -353,5 +355,16 @@ def reset_offsets(name: Name, herder: Herder, locks: Locks) -> Any:
     kept. 409 unless the connector is STOPPED.
     """
     with locks.hold(name):
-        herder.reset_offsets(name)
-    return {"message": "The offsets for this connector have been reset successfully"}
+        handled = herder.reset_offsets(name)
+    return {"message": _done("reset", handled)}
+
+
+def _done(change: str, handled: bool) -> str:
+    """Kafka Connect's confirmation: a connector that did not confirm it handled the
+    change may keep offsets elsewhere that need the same change.
+    """
+    if handled:
+        return f"The offsets for this connector have been {change} successfully"
+    return (f"The Connect framework-managed offsets for this connector have been {change} "
+            f"successfully. However, if this connector manages offsets externally, they "
+            f"will need to be manually {change} in the system that the connector uses.")

@@ -42,8 +42,10 @@ import attrs
 from omconnect.config.providers import ResolvedConfig, resolve_references
 from omconnect.config.secrets import scrub, secret_values
 from omconnect.config.types import Password
+from omconnect.connector.connector import SinkConnector, SourceConnector
 from omconnect.connector.lifecycle import State
-from omconnect.errors import ConfigError
+from omconnect.errors import ConfigError, ConnectError
+from omconnect.records import TopicPartition
 from omconnect.runtime.config_store import TARGET_STATES, ConfigStore, StatusStore
 from omconnect.runtime.connector_config import (
     ConfigValidation,
@@ -63,7 +65,7 @@ from omconnect.runtime.herder_errors import (
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 from omconnect.runtime.plugin_listing import list_plugins
 from omconnect.runtime.scheduler import Scheduler
-from omconnect.runtime.sink_offsets import SinkOffsets
+from omconnect.runtime.sink_offsets import SinkOffsets, parse_sink_offsets
 from omconnect.runtime.status import (
     ConnectorInfo,
     ConnectorOffsets,
@@ -562,8 +564,12 @@ class StandaloneHerder:
             return ConnectorOffsets(name=name, type=entry.kind, offsets=items)
 
     def alter_offsets(self, name: str, offsets: Sequence[Mapping[str, Any]],
-                      *, force: bool = False) -> None:
+                      *, force: bool = False) -> bool:
         """Set some offsets of a stopped connector (Kafka Connect's ``PATCH .../offsets``).
+
+        The entries' shape is checked first (for sinks, Kafka Connect's rules: see
+        :func:`~omconnect.runtime.sink_offsets.parse_sink_offsets`), then the
+        connector's ``alter_offsets`` hook checks them; only then are they written.
 
         Args:
             name: The connector.
@@ -574,10 +580,14 @@ class StandaloneHerder:
                 the connector's target state is not STOPPED: the caller asserts that no
                 worker runs the connector.
 
+        Returns:
+            Whether the connector's hook confirmed it handled them; ``False`` means
+            offsets it keeps outside the runtime (if any) may need changing too.
+
         Raises:
             ConnectorNotFoundError: No such connector.
             ConnectorStateError: The connector is not stopped (Kafka Connect's rule).
-            ConfigError: An entry is malformed (naming it).
+            ConfigError: An entry is malformed, or the connector refused it (naming it).
 
         """
         with self._lock:
@@ -585,17 +595,27 @@ class StandaloneHerder:
             self._require_stopped(entry, force)
             assert self._worker is not None
             if entry.kind == "source":
-                self._worker.offset_store(name).write(_source_offsets(offsets))
+                pairs = _source_offsets(offsets)
+                handled = self._ask_connector(entry, pairs)
+                self._worker.offset_store(name).write(pairs)
             else:
-                self._sink_offsets(entry).alter(offsets)
+                positions = parse_sink_offsets(offsets)
+                handled = self._ask_connector(entry, positions)
+                self._sink_offsets(entry).commit(positions)
+            return handled
 
-    def reset_offsets(self, name: str, *, force: bool = False) -> None:
+    def reset_offsets(self, name: str, *, force: bool = False) -> bool:
         """Forget every offset of a stopped connector: a source starts from scratch, a
         sink from the earliest message kept. ``force`` as for :meth:`alter_offsets`.
+        The connector's ``alter_offsets`` hook is told first (every offset ``None``).
+
+        Returns:
+            As for :meth:`alter_offsets`.
 
         Raises:
             ConnectorNotFoundError: No such connector.
             ConnectorStateError: The connector is not stopped.
+            ConfigError: The connector's hook refused the reset.
 
         """
         with self._lock:
@@ -603,9 +623,42 @@ class StandaloneHerder:
             self._require_stopped(entry, force)
             assert self._worker is not None
             if entry.kind == "source":
-                self._worker.offset_store(name).reset()
+                store = self._worker.offset_store(name)
+                handled = self._ask_connector(
+                    entry, [(dict(partition), None) for partition, _ in store.all()])
+                store.reset()
             else:
-                self._sink_offsets(entry).reset()
+                sink = self._sink_offsets(entry)
+                positions: dict[TopicPartition, int | None] = dict.fromkeys(
+                    sink.committed_partitions())
+                handled = self._ask_connector(entry, positions)
+                sink.commit(positions)
+            return handled
+
+    def _ask_connector(
+        self, entry: _Entry,
+        offsets: list[tuple[dict[str, Any], dict[str, Any] | None]]
+        | dict[TopicPartition, int | None],
+    ) -> bool:
+        """Run the connector's ``alter_offsets`` hook on a fresh instance; what it
+        raises becomes a :class:`ConfigError` naming the connector.
+        """
+        resolved = resolve_connector_config(entry.config)
+        connector = load_connector_class(str(resolved.get("connector.class")))()
+        try:
+            if isinstance(connector, SourceConnector) and isinstance(offsets, list):
+                return bool(connector.alter_offsets(dict(resolved), offsets))
+            if isinstance(connector, SinkConnector) and isinstance(offsets, dict):
+                return bool(connector.alter_offsets(dict(resolved), offsets))
+        except Exception as exc:
+            reason = exc.message if isinstance(exc, ConnectError) else (
+                str(exc) or type(exc).__name__)
+            raise ConfigError(
+                f"connector {entry.name!r} refused these offsets: "
+                f"{scrub(reason, secret_values(resolved))}",
+                key=exc.context.get("key") if isinstance(exc, ConnectError) else None,
+                connector=entry.name) from exc
+        return False
 
     def _sink_offsets(self, entry: _Entry) -> SinkOffsets:
         assert self._worker is not None

@@ -16,7 +16,7 @@ from omconnect.errors import ConfigError, UnsupportedOperationError
 from omconnect.records import TopicPartition
 from omconnect.transport.spi import Consumer, Transport
 
-__all__ = ["SinkOffsets"]
+__all__ = ["SinkOffsets", "parse_sink_offsets"]
 
 
 class SinkOffsets:
@@ -70,36 +70,30 @@ class SinkOffsets:
         earliest message kept.
 
         Raises:
-            ConfigError: An entry is malformed (naming it).
+            ConfigError: An entry is malformed (naming it and the field).
 
         """
-        wanted: dict[TopicPartition, int | None] = {}
-        for index, entry in enumerate(entries):
-            partition = entry.get("partition") if isinstance(entry, Mapping) else None
-            if not isinstance(partition, Mapping) or not isinstance(
-                    partition.get("kafka_topic"), str) or not _is_int(
-                    partition.get("kafka_partition")):
-                raise ConfigError(
-                    f"offsets[{index}].partition must be {{\"kafka_topic\": <topic>, "
-                    f"\"kafka_partition\": <int>}}", key=f"offsets[{index}].partition")
-            offset = entry.get("offset")
-            if offset is not None and not (isinstance(offset, Mapping) and _is_int(
-                    offset.get("kafka_offset")) and offset["kafka_offset"] >= 0):
-                raise ConfigError(f"offsets[{index}].offset must be {{\"kafka_offset\": "
-                                  f"<non-negative int>}} or null",
-                                  key=f"offsets[{index}].offset")
-            tp = TopicPartition(partition["kafka_topic"], int(partition["kafka_partition"]))
-            wanted[tp] = None if offset is None else int(offset["kafka_offset"])
+        self.commit(parse_sink_offsets(entries))
+
+    def commit(self, wanted: Mapping[TopicPartition, int | None]) -> None:
+        """Commit positions parsed by :func:`parse_sink_offsets` (``None``: the earliest
+        message kept). A topic outside the connector's topics is committed for the group
+        too; it is read only once the connector's topics include it.
+        """
         self._commit(wanted)
 
-    def reset(self) -> None:
-        """Send every partition with a committed position back to the earliest message."""
+    def committed_partitions(self) -> list[TopicPartition]:
+        """The partitions of the connector's topics that have a committed position."""
         consumer = self._consumer()
         try:
             committed = consumer.committed(self._partitions())
         finally:
             consumer.close()
-        self._commit({tp: None for tp, offset in committed.items() if offset is not None})
+        return sorted(tp for tp, offset in committed.items() if offset is not None)
+
+    def reset(self) -> None:
+        """Send every partition with a committed position back to the earliest message."""
+        self._commit(dict.fromkeys(self.committed_partitions()))
 
     def _commit(self, wanted: Mapping[TopicPartition, int | None]) -> None:
         if not wanted:
@@ -120,5 +114,67 @@ def _earliest(consumer: Consumer, tp: TopicPartition) -> int:
         return 0
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+_MAX_PARTITION = 2**31 - 1  # Kafka's partition numbers are 32-bit
+_MAX_OFFSET = 2**63 - 1  # and its offsets 64-bit
+
+
+def parse_sink_offsets(entries: Sequence[Mapping[str, Any]]
+                       ) -> dict[TopicPartition, int | None]:
+    """The position per topic partition that ``PATCH .../offsets`` entries ask for.
+
+    As Kafka Connect: a partition is ``{"kafka_topic": <topic>, "kafka_partition": <int>}``,
+    an offset ``{"kafka_offset": <int>}`` or ``None`` (back to the earliest message);
+    integers may also be written as strings of digits (``"3"``). Partitions and offsets
+    must be non-negative and fit Kafka's 32-bit partition and 64-bit offset numbers.
+
+    Raises:
+        ConfigError: An entry is malformed, naming the entry and the field.
+
+    """
+    wanted: dict[TopicPartition, int | None] = {}
+    for index, entry in enumerate(entries):
+        where = f"offsets[{index}]"
+        partition = entry.get("partition") if isinstance(entry, Mapping) else None
+        if not isinstance(partition, Mapping) or "kafka_topic" not in partition \
+                or "kafka_partition" not in partition:
+            raise ConfigError(
+                f"{where}.partition of a sink connector must hold the keys 'kafka_topic' "
+                f"and 'kafka_partition' (e.g. {{\"kafka_topic\": \"orders\", "
+                f"\"kafka_partition\": 0}}), got {partition!r}", key=f"{where}.partition")
+        topic = partition["kafka_topic"]
+        if not isinstance(topic, str) or not topic.strip():
+            raise ConfigError(f"{where}.partition.kafka_topic must be a topic name (a "
+                              f"non-empty string), got {topic!r}",
+                              key=f"{where}.partition.kafka_topic")
+        number = _bounded_int(partition["kafka_partition"], _MAX_PARTITION)
+        if number is None:
+            raise ConfigError(
+                f"{where}.partition.kafka_partition must be a non-negative integer (a "
+                f"partition number), got {partition['kafka_partition']!r}",
+                key=f"{where}.partition.kafka_partition")
+        offset = entry.get("offset")
+        position: int | None = None
+        if offset is not None:
+            if not isinstance(offset, Mapping) or "kafka_offset" not in offset:
+                raise ConfigError(f"{where}.offset of a sink connector must be null (back "
+                                  f"to the earliest message) or hold the key "
+                                  f"'kafka_offset', got {offset!r}", key=f"{where}.offset")
+            position = _bounded_int(offset["kafka_offset"], _MAX_OFFSET)
+            if position is None:
+                raise ConfigError(
+                    f"{where}.offset.kafka_offset must be a non-negative integer (the next "
+                    f"offset to read), got {offset['kafka_offset']!r}",
+                    key=f"{where}.offset.kafka_offset")
+        wanted[TopicPartition(topic, number)] = position
+    return wanted
+
+
+def _bounded_int(value: Any, maximum: int) -> int | None:
+    """``value`` as an int in ``[0, maximum]`` (an int, or a string of digits), else
+    ``None``.
+    """
+    if isinstance(value, str) and re.fullmatch(r"\s*\+?[0-9]+\s*", value):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        return None
+    return value if 0 <= value <= maximum else None
