@@ -34,6 +34,7 @@ from omconnect import __version__
 from omconnect.config import ConfigDef, ConfigType, Importance, OneOf, Range
 from omconnect.connector import SourceConnector, SourceTask
 from omconnect.data.headers import Headers
+from omconnect.errors import ConfigError
 from omconnect.records import JsonScalar, SourceRecord, build_source_record
 from omconnect_datagen.quickstarts import BLOCK, QUICKSTARTS, Block, block_rng
 
@@ -128,6 +129,41 @@ class DatagenConnector(SourceConnector):
     def exactly_once_support(self) -> bool:
         """Record ``n`` is the same whenever it is made: a replay yields no duplicates."""
         return True
+
+    def alter_offsets(
+        self,
+        config: Mapping[str, Any],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> bool:
+        """Check offsets set by hand: a non-null offset needs a partition
+        ``{"datagen": <quickstart>, "task": <non-negative int>}`` and an offset
+        ``{"sequence": <non-negative int>}`` (records that task made); a null offset is
+        accepted for any partition. ``True``: nothing is kept elsewhere.
+
+        Raises:
+            ConfigError: Naming the entry and the field that is wrong.
+
+        """
+        for index, (partition, offset) in enumerate(offsets):
+            if offset is None:
+                continue
+            where = f"offsets[{index}]"
+            if not isinstance(partition.get("datagen"), str) \
+                    or not _non_negative(partition.get("task")):
+                raise ConfigError(
+                    f"{where}.partition must be {{\"datagen\": <quickstart>, \"task\": "
+                    f"<non-negative int>}}, got {dict(partition)!r}",
+                    key=f"{where}.partition")
+            if not _non_negative(offset.get("sequence")):
+                raise ConfigError(
+                    f"{where}.offset.sequence must be a non-negative integer (the records "
+                    f"that task made), got {offset.get('sequence')!r}",
+                    key=f"{where}.offset.sequence")
+        return True
+
+
+def _non_negative(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 def _parse(config: Mapping[str, Any]) -> dict[str, Any]:

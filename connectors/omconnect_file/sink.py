@@ -96,6 +96,13 @@ class FileStreamSinkConnector(SinkConnector):
     def stop(self) -> None:
         """Nothing to release."""
 
+    def alter_offsets(self, config: Mapping[str, Any],
+                      offsets: Mapping[TopicPartition, int | None]) -> bool:
+        """``True``: the group's positions are the only ones this sink keeps, so a
+        change needs nothing more (as Kafka Connect's file sink).
+        """
+        return True
+
 
 class FileStreamSinkTask(SinkTask):
     """Appends one line per record; ``flush`` makes them durable (``fsync``).

@@ -14,6 +14,13 @@ running: see :mod:`omconnect_file.tail`.
 
 Without ``file``, standard input is read (no offsets: nothing to resume), as Kafka
 Connect does.
+
+Offsets changed through the runtime (``PATCH /connectors/{name}/offsets``) are checked
+as Kafka Connect's file source checks them: a non-null offset needs a partition with a
+``filename`` and a non-negative integer ``position`` (and, if given, an integer
+``inode``); a null offset (a reset) is accepted for any partition. Without ``file``
+(standard input) no offset can be set. A position beyond the end of the file makes the
+task read the file from the start (with a warning).
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ from omconnect import __version__
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Range
 from omconnect.connector import SourceConnector, SourceTask
 from omconnect.data import STRING_SCHEMA
+from omconnect.errors import ConfigError
 from omconnect.records import SourceRecord
 from omconnect_file.tail import FileTail, Line, StreamLines
 
@@ -107,6 +115,48 @@ class FileStreamSourceConnector(SourceConnector):
 
     def exactly_once_support(self) -> bool:
         """A file re-read from a committed byte position yields exactly the same lines."""
+        return True
+
+    def alter_offsets(
+        self,
+        config: Mapping[str, Any],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> bool:
+        """Check offsets set by hand (see the module documentation); ``True``: this
+        connector keeps no offsets elsewhere.
+
+        Raises:
+            ConfigError: Naming the entry and the field that is wrong.
+
+        """
+        reading_stdin = not config.get(FILE)
+        for index, (partition, offset) in enumerate(offsets):
+            if offset is None:
+                continue  # a reset: allowed for anything, so stray entries can go
+            where = f"offsets[{index}]"
+            if reading_stdin:
+                raise ConfigError(
+                    f"{where}: offsets cannot be set while '{FILE}' is not set: standard "
+                    "input is read, and its position is not tracked", key=FILE)
+            if "filename" not in partition:
+                raise ConfigError(
+                    f"{where}.partition must hold the key 'filename' (the file the "
+                    f"position belongs to, e.g. {{\"filename\": {config.get(FILE)!r}}}), "
+                    f"got {dict(partition)!r}", key=f"{where}.partition")
+            if "position" not in offset:
+                raise ConfigError(
+                    f"{where}.offset must be null or hold the key 'position' (a byte "
+                    f"position in the file), got {dict(offset)!r}", key=f"{where}.offset")
+            if not _is_position(offset["position"]):
+                raise ConfigError(
+                    f"{where}.offset.position must be a non-negative integer (a byte "
+                    f"position in the file), got {offset['position']!r}",
+                    key=f"{where}.offset.position")
+            inode = offset.get("inode")
+            if inode is not None and (not isinstance(inode, int) or isinstance(inode, bool)):
+                raise ConfigError(
+                    f"{where}.offset.inode must be an integer (the file's identity) or "
+                    f"left out, got {inode!r}", key=f"{where}.offset.inode")
         return True
 
 
@@ -203,6 +253,10 @@ class FileStreamSourceTask(SourceTask):
             if self._tail is not None:
                 self._tail.close()
                 self._tail = None
+
+
+def _is_position(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
 
 
 def _int_or_none(value: Any) -> int | None:

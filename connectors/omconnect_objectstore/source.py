@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from omconnect import __version__
@@ -133,6 +133,55 @@ class ObjectStoreSourceConnector(SourceConnector):
 
     def stop(self) -> None:
         """Nothing to release: the tasks hold the connections."""
+
+    def alter_offsets(
+        self,
+        config: Mapping[str, Any],
+        offsets: Sequence[tuple[Mapping[str, Any], Mapping[str, Any] | None]],
+    ) -> bool:
+        """Check offsets set by hand (the entries of
+        :mod:`~omconnect_objectstore.entry`): a non-null offset needs a partition
+        ``{"url": <root URL>, "object": <name>}`` and an offset with a non-negative
+        integer ``records``, and if given a boolean ``done``, a non-negative integer
+        ``size`` and a string ``version``; a null offset is accepted for any partition.
+        ``True``: nothing is kept elsewhere.
+
+        Raises:
+            ConfigError: Naming the entry and the field that is wrong.
+
+        """
+        for index, (partition, offset) in enumerate(offsets):
+            if offset is None:
+                continue
+            where = f"offsets[{index}]"
+            for key in ("url", "object"):
+                if not isinstance(partition.get(key), str) or not partition[key]:
+                    raise ConfigError(
+                        f"{where}.partition.{key} must be a non-empty string (partitions "
+                        f"are {{\"url\": <root URL>, \"object\": <name>}}), got "
+                        f"{partition.get(key)!r}", key=f"{where}.partition.{key}")
+            problem = _offset_problem(offset)
+            if problem is not None:
+                field, wanted = problem
+                raise ConfigError(f"{where}.offset.{field} must be {wanted}, got "
+                                  f"{offset.get(field)!r}", key=f"{where}.offset.{field}")
+        return True
+
+
+def _offset_problem(offset: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The field of an object's offset that is wrong, and what it must be."""
+    def count(value: Any) -> bool:
+        return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**63
+
+    if not count(offset.get("records")):
+        return "records", "a non-negative integer (the records already read)"
+    if "done" in offset and not isinstance(offset["done"], bool):
+        return "done", "true or false (whether the object was read to its end)"
+    if offset.get("size") is not None and not count(offset["size"]):
+        return "size", "a non-negative integer (the object's size in bytes) or left out"
+    if offset.get("version") is not None and not isinstance(offset["version"], str):
+        return "version", "a string (the object's ETag or inode) or left out"
+    return None
 
 
 class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
