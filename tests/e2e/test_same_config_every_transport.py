@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from e2e_helpers import redelivery_runs
 
 from omconnect.cli import main
 
@@ -55,9 +56,11 @@ def _worker_properties(transport: str, options: dict[str, object]) -> str:
 
 
 def _run_quickstart(workdir: Path, monkeypatch: pytest.MonkeyPatch, transport: str,
-                    options: dict[str, object], idle_seconds: float) -> None:
+                    options: dict[str, object], idle_seconds: float, *,
+                    redelivery: bool = False) -> None:
     """Runs ``omconnect standalone`` from ``workdir`` on the quick start's connector
-    files and checks the output against the input, byte for byte.
+    files and checks the output against the input, byte for byte; with ``redelivery``,
+    as at-least-once: every line, in order, repeats only as contiguous re-delivered runs.
     """
     example = workdir / "examples" / "quickstart"
     example.mkdir(parents=True)
@@ -74,6 +77,11 @@ def _run_quickstart(workdir: Path, monkeypatch: pytest.MonkeyPatch, transport: s
     output = workdir / "quickstart-output.txt"
     assert output.exists(), f"the sink wrote nothing on {transport}"
     got, expected = output.read_bytes(), (example / "input.txt").read_bytes()
+    if redelivery and got != expected:
+        runs = redelivery_runs(expected.decode().splitlines(), got.decode().splitlines())
+        print(f"{transport}: {runs} re-delivered run(s), "
+              f"{got.count(NEWLINE) - expected.count(NEWLINE)} duplicate line(s)")
+        return
     if got != expected:
         pairs = enumerate(zip(got, expected, strict=False))
         differs_at = next((i for i, (a, b) in pairs if a != b), min(len(got), len(expected)))
@@ -155,4 +163,9 @@ def test_rabbitmq(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 def test_pulsar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                 broker_options: Callable[[str], dict[str, object]]) -> None:
     pytest.importorskip("pulsar", reason="needs pulsar-client (omconnect[pulsar])")
-    _run_quickstart(tmp_path, monkeypatch, "pulsar", broker_options("pulsar"), 5)
+    # At-least-once here, not byte for byte: Pulsar delivers a consumer's unacknowledged
+    # messages again when its connection to the broker is re-established, and the sink
+    # acknowledges only at commits. One CI run under load (pulsar-lite) got one line
+    # twice, in 41 runs here none; losses and reordering still fail.
+    _run_quickstart(tmp_path, monkeypatch, "pulsar", broker_options("pulsar"), 5,
+                    redelivery=True)
