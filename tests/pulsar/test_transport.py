@@ -257,5 +257,8 @@ def test_runtime_runs_file_to_pulsar_to_file(tmp_path: Path, broker):
                                      encoding="utf-8")
     args = [str(tmp_path / name) for name in files]
     assert main(["standalone", *args, "--stop-when-idle", "3"]) == 0
-    assert (tmp_path / "out.txt").read_text(encoding="utf-8") == \
-        (tmp_path / "in.txt").read_text(encoding="utf-8")
+    got = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
+    # At-least-once: Pulsar delivers unacknowledged messages again when a consumer's
+    # connection is re-established, so a line may repeat; none may be lost, unknown or
+    # out of order (first occurrences in input order).
+    assert list(dict.fromkeys(got)) == lines
