@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 import uuid
@@ -39,13 +40,22 @@ def test_stop_while_polling_returns_what_was_read_and_closes_the_object(tmp_path
                              poll_timeout_ms=60_000))
     batches: list[list] = []
     polling = threading.Thread(target=lambda: batches.append(task.poll() or []))
-    polling.start()
-    deadline = time.monotonic() + 10
-    while max(_open_files(tmp_path).values(), default=0) < 256 * 1024:
-        assert time.monotonic() < deadline  # wait until the poll is well into the object
-        time.sleep(0.001)
-    stopped = time.monotonic()
-    task.stop()
+    # The CPU-bound poll thread can starve this one, whose /proc reads each give up the
+    # GIL (a convoy): it then saw the position only when the read was nearly done and
+    # the poll ran to the end. A short switch interval lets it look in time.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0001)
+    try:
+        polling.start()
+        deadline = time.monotonic() + 10
+        while max(_open_files(tmp_path).values(), default=0) < 256 * 1024:
+            assert time.monotonic() < deadline  # wait until the poll is well into the object
+            assert polling.is_alive(), "the poll read the whole object before it was stopped"
+            time.sleep(0.001)
+        stopped = time.monotonic()
+        task.stop()
+    finally:
+        sys.setswitchinterval(interval)
     polling.join(CLOSE_TIMEOUT)
     took = time.monotonic() - stopped
     assert not polling.is_alive() and took < CLOSE_TIMEOUT, took
