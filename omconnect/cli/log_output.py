@@ -10,7 +10,9 @@ terminal, ``logfmt`` otherwise):
 
 Every record logged on a task's thread carries ``connector`` and ``task`` (taken from the
 thread, which the runtime names ``omconnect-task-<connector>-<task>``), so each line says
-which task it is about without every log call having to pass them.
+which task it is about without every log call having to pass them. Secret values of the
+running connectors' configs are replaced by ``[hidden]`` in every line
+(:class:`~omconnect.config.log_scrubbing.SecretScrubbingFilter`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
+
+from omconnect.config.log_scrubbing import SecretScrubbingFilter
 
 __all__ = [
     "FORMATS",
@@ -93,7 +97,9 @@ def _fields(record: logging.LogRecord) -> dict[str, Any]:
     }
     for key, value in getattr(record, "fields", {}).items():
         fields.setdefault(key, value)
-    if record.exc_info and record.exc_info[0] is not None:
+    if record.exc_text:  # already formatted (and scrubbed, see SecretScrubbingFilter)
+        fields["error"] = record.exc_text
+    elif record.exc_info and record.exc_info[0] is not None:
         fields["error"] = "".join(logging.Formatter().formatException(record.exc_info))
     return fields
 
@@ -186,6 +192,7 @@ def configure_logging(
     handler = _StreamHandler(write or _LockedWriter(out))
     handler.setFormatter(formatter)
     handler.addFilter(TaskContextFilter())
+    handler.addFilter(SecretScrubbingFilter())
     remove_cli_logging()
     handler._omconnect_cli = True  # type: ignore[attr-defined]
     root = logging.getLogger()

@@ -16,7 +16,9 @@ resolved each time a connector starts or restarts (so a rotated secret is picked
 restart) and before a config is validated; task configs, which connectors derive from the
 resolved config, stay in memory and are shown with the values copied from the connector's
 config as written. Traces of failures are recorded and returned with the connector's
-secret values scrubbed (:mod:`omconnect.config.secrets`).
+secret values scrubbed (:mod:`omconnect.config.secrets`); those values are also registered
+with :data:`~omconnect.config.log_scrubbing.KNOWN_SECRETS`, so a log handler carrying a
+:class:`~omconnect.config.log_scrubbing.SecretScrubbingFilter` keeps them out of log lines.
 
 Threads: every public method may be called from any thread; calls are serialised by one
 lock, so what a caller reads is consistent. Task threads never call the herder directly:
@@ -39,6 +41,7 @@ from typing import Any
 
 import attrs
 
+from omconnect.config.log_scrubbing import KNOWN_SECRETS
 from omconnect.config.providers import ResolvedConfig, resolve_references
 from omconnect.config.secrets import scrub, secret_values
 from omconnect.config.types import Password
@@ -207,6 +210,8 @@ class StandaloneHerder:
                     if entry.target is not State.STOPPED:
                         self._record_connector(entry, State.UNASSIGNED)
                 self._running = False
+            for name in self._entries:
+                KNOWN_SECRETS.forget((id(self), name))
             scheduler, self._scheduler = self._scheduler, None
             worker, self._worker = self._worker, None
         if scheduler is not None:
@@ -539,6 +544,7 @@ class StandaloneHerder:
                 runner.destroyed()
             entry.generation += 1
             del self._entries[name]
+            KNOWN_SECRETS.forget((id(self), name))
             assert self._configs is not None and self._statuses is not None
             self._configs.delete(name)
             self._statuses.delete(name)
@@ -714,11 +720,11 @@ class StandaloneHerder:
         entry.resolved = None
         try:
             resolved = resolve_connector_config(entry.config)
-            entry.secrets = secret_values(resolved)
+            self._set_secrets(entry, secret_values(resolved))
             connector_class = load_connector_class(str(resolved.get("connector.class")))
             entry.kind = connector_kind(connector_class)
             connector = connector_class()
-            entry.secrets = secret_values(resolved, connector.config_def())
+            self._set_secrets(entry, secret_values(resolved, connector.config_def()))
             settings = ConnectorSettings.parse(resolved, entry.kind, self.config.values)
             entry.resolved = resolved
             runner = ConnectorRunner(
@@ -744,6 +750,13 @@ class StandaloneHerder:
         self._record_connector(entry, runner.state)
         if with_tasks:
             self._start_tasks(entry, range(len(entry.task_configs)))
+
+    def _set_secrets(self, entry: _Entry, values: list[str]) -> None:
+        """Keep the entry's secret values, to scrub its traces and (through
+        :data:`KNOWN_SECRETS`) every log line.
+        """
+        entry.secrets = values
+        KNOWN_SECRETS.set((id(self), entry.name), values)
 
     def _start_tasks(self, entry: _Entry, numbers: Sequence[int] | range) -> None:
         assert self._worker is not None and entry.runner is not None

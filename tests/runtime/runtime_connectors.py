@@ -226,13 +226,15 @@ class FailingTask(SourceTask):
     def start(self, config: Mapping[str, Any]) -> None:
         self.name = config["name"]
         self.fail_after = int(config.get("fail.after", 0))
+        self.login = config.get("login.password")  # quoted back, as careless tasks do
         self.polls = 0
         STATE[self.name]["task_starts"].append(time.monotonic())
 
     def poll(self) -> list[SourceRecord] | None:
         self.polls += 1
         if self.polls > self.fail_after:
-            raise ConnectError("the source went away")
+            raise ConnectError("the source went away"
+                               + (f" (logged in as admin:{self.login})" if self.login else ""))
         time.sleep(0.01)
         return None
 

@@ -4,6 +4,7 @@ when the connector starts (again on each restart) and before it is validated.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 from collections.abc import Iterator
@@ -176,3 +177,25 @@ def test_a_trace_quoting_a_resolved_secret_is_scrubbed(running, env, data_dir, c
     stored_bytes = b"".join(f.read_bytes() for f in data_dir.rglob("*") if f.is_file())
     assert b"cannot reach the source system as admin:[hidden]" in stored_bytes
     assert SECRET.encode() not in stored_bytes
+
+
+def test_log_lines_of_a_task_quoting_a_resolved_secret_are_scrubbed(running, env):
+    from omconnect.cli.log_output import configure_logging, remove_cli_logging
+
+    stream = io.StringIO()
+    configure_logging(level=logging.INFO, log_format="logfmt", stream=stream)
+    try:
+        running.create_connector({
+            "name": "leaky", "connector.class": "runtime_connectors:FailingSource",
+            "restart.policy": "none", "login.password": f"${{env:{SECRET_VAR}}}"})
+        eventually(lambda: running.connector_status("leaky").tasks
+                   and running.connector_status("leaky").tasks[0].state is State.FAILED,
+                   what="the task to fail")
+        running.delete_connector("leaky")
+    finally:
+        remove_cli_logging()
+    lines = stream.getvalue()
+    # the task runner logs the task's exception, message and trace, as the task wrote it
+    assert "the source went away (logged in as admin:[hidden])" in lines
+    assert "connector=leaky task=0" in lines
+    assert SECRET not in lines
