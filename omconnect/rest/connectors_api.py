@@ -27,6 +27,7 @@ from omconnect.rest.models import (
     ExpandedConnector,
     MessageOut,
     OffsetsBody,
+    OffsetsPatch,
     TaskInfoOut,
     TaskStateOut,
 )
@@ -331,10 +332,11 @@ def get_offsets(name: Name, herder: Herder) -> Any:
 @router.patch("/connectors/{name}/offsets", operation_id="alterConnectorOffsets",
               tags=["offsets"], response_model=MessageOut, dependencies=JSON_BODY,
               responses=error_responses(400, 404, 409, 415))
-def alter_offsets(name: Name, body: OffsetsBody, herder: Herder, locks: Locks) -> Any:
+def alter_offsets(name: Name, body: OffsetsPatch, herder: Herder, locks: Locks) -> Any:
     """Alter a stopped connector's offsets.
 
-    Sets the given offsets; an entry with a null offset resets that partition. 409 unless
+    Sets the given offsets (at least one; to reset them all, use DELETE); an entry with a
+    null offset resets that partition. 409 unless
     the connector is STOPPED; 400 naming the entry and field when an entry is malformed
     (sinks: Kafka Connect's `kafka_topic`/`kafka_partition`/`kafka_offset` rules) or the
     connector's own check refuses it (e.g. a negative file `position`).

@@ -25,6 +25,7 @@ __all__ = [
     "MessageOut",
     "OffsetEntry",
     "OffsetsBody",
+    "OffsetsPatch",
     "PluginOut",
     "ServerInfo",
     "StateOut",
@@ -122,9 +123,18 @@ class OffsetEntry(_Request):
 
 
 class OffsetsBody(_Request):
-    """``PATCH .../offsets`` body and ``GET .../offsets`` answer."""
+    """``GET .../offsets`` answer."""
 
     offsets: list[OffsetEntry]
+
+
+class OffsetsPatch(_Request):
+    """``PATCH .../offsets`` body: at least one entry (Kafka Connect refuses an empty
+    list; ``DELETE .../offsets`` resets them all).
+    """
+
+    offsets: list[OffsetEntry] = Field(
+        min_length=1, description="The offsets to set; at least one.")
 
 
 class ErrorResponse(BaseModel):

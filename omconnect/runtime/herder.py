@@ -593,9 +593,14 @@ class StandaloneHerder:
         Raises:
             ConnectorNotFoundError: No such connector.
             ConnectorStateError: The connector is not stopped (Kafka Connect's rule).
-            ConfigError: An entry is malformed, or the connector refused it (naming it).
+            ConfigError: No entry was given, an entry is malformed, or the connector
+                refused it (naming it).
 
         """
+        if not offsets:
+            raise ConfigError("no offsets given: list at least one partition and its offset "
+                              "(to forget them all, reset the offsets instead)",
+                              key="offsets", connector=name)
         with self._lock:
             entry = self._entry(name)
             self._require_stopped(entry, force)

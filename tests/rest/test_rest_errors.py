@@ -11,6 +11,9 @@ import httpx
 import pytest
 from rest_helpers import wait_for_state
 
+from omconnect.errors import ConfigError
+from omconnect.runtime import StandaloneHerder
+
 
 def _error(response: httpx.Response, status: int) -> str:
     assert response.status_code == status, response.text
@@ -115,7 +118,8 @@ def test_a_name_the_runtime_refuses_is_a_400(client: httpx.Client):
     ("GET", "/connectors/nope/tasks/0/status", None),
     ("POST", "/connectors/nope/tasks/0/restart", None),
     ("GET", "/connectors/nope/offsets", None),
-    ("PATCH", "/connectors/nope/offsets", {"offsets": []}),
+    ("PATCH", "/connectors/nope/offsets",
+     {"offsets": [{"partition": {"filename": "x"}, "offset": {"position": 0}}]}),
     ("DELETE", "/connectors/nope/offsets", None),
 ])
 def test_an_unknown_connector_is_a_404_naming_it(client: httpx.Client, method: str,
@@ -166,6 +170,18 @@ def test_a_malformed_sink_offset_is_a_400_naming_the_entry(client: httpx.Client,
     response = client.patch("/connectors/writer/offsets", json={"offsets": [
         {"partition": {"kafka_topic": "t"}, "offset": {"kafka_offset": 0}}]})
     assert "offsets[0].partition" in _error(response, 400)
+
+
+def test_altering_no_offsets_is_a_400_pointing_to_reset(client: httpx.Client,
+                                                        herder: StandaloneHerder,
+                                                        running: str):
+    assert client.put(f"/connectors/{running}/stop").status_code == 204
+    message = _error(client.patch(f"/connectors/{running}/offsets", json={"offsets": []}), 400)
+    assert "offsets" in message and "at least 1" in message
+    # the Python API refuses it too, pointing to the reset
+    with pytest.raises(ConfigError, match="reset the offsets instead") as raised:
+        herder.alter_offsets(running, [])
+    assert raised.value.context["key"] == "offsets"
 
 
 def test_query_parameters_are_checked(client: httpx.Client, running: str):
