@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["Deadline", "run_bounded"]
+__all__ = ["Deadline", "eventually", "run_bounded"]
 
 T = TypeVar("T")
 
@@ -44,6 +44,30 @@ class Deadline:
             if self.expired:
                 return False
             time.sleep(min(interval, self.remaining))
+
+
+def eventually(condition: Callable[[], T], timeout: float = 15.0, what: str = "condition",
+               interval: float = 0.02) -> T:
+    """Poll ``condition`` until it returns something truthy, and return that.
+
+    Args:
+        condition: What to wait for; its truthy result is returned.
+        timeout: Seconds before giving up.
+        what: Named in the failure (``timed out after 15 s waiting for <what>``).
+        interval: Seconds between polls.
+
+    Raises:
+        AssertionError: ``condition`` stayed falsy for ``timeout`` seconds.
+
+    """
+    deadline = Deadline(timeout)
+    while True:
+        value = condition()
+        if value:
+            return value
+        if deadline.expired:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        time.sleep(min(interval, deadline.remaining) or interval)
 
 
 def run_bounded(function: Callable[[], T], seconds: float, what: str) -> T:

@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import ast
-import time
 
 from omconnect_console.null import COUNTS
 
 from omconnect.runtime import StandaloneHerder
-
-
-def _wait_for(condition, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out waiting for the pipeline"
-        time.sleep(0.02)
+from omconnect.testing.waiting import eventually
 
 
 def _put(herder: StandaloneHerder, connector: str) -> int:
@@ -34,7 +27,7 @@ def test_datagen_orders_reach_the_console_in_order(capfd, tmp_path):
                                  "topic": "orders", "max.messages": 3000})
         herder.create_connector({"name": "peek", "connector.class": "console",
                                  "topics": "orders"})
-        _wait_for(lambda: _put(herder, "peek") >= 3000)
+        eventually(lambda: _put(herder, "peek") >= 3000, 60, "the pipeline")
     seen = capfd.readouterr().out.splitlines()
     fields = [line.split("\t") for line in seen]
     assert [int(f[2]) for f in fields] == list(range(3000))  # offsets
@@ -54,7 +47,7 @@ def test_datagen_into_the_null_sink_counts_every_record(tmp_path):
                                  "max.messages": 50_000, "tasks.max": 2})
         herder.create_connector({"name": "e2e-null", "connector.class": "null",
                                  "topics": "bytes"})
-        _wait_for(lambda: COUNTS["e2e-null"] - before >= 50_000)
+        eventually(lambda: COUNTS["e2e-null"] - before >= 50_000, 60, "the pipeline")
         status = herder.connector_status("gen")
         assert [t.state.value for t in status.tasks] == ["RUNNING", "RUNNING"]
     assert COUNTS["e2e-null"] - before == 50_000
@@ -71,12 +64,12 @@ def test_a_restarted_worker_continues_the_datagen_sequence(tmp_path, capfd):
     with StandaloneHerder(worker) as herder:
         herder.create_connector(source)
         herder.create_connector(sink)
-        _wait_for(lambda: _put(herder, "peek") > 500)
+        eventually(lambda: _put(herder, "peek") > 500, 60, "the pipeline")
     lines = capfd.readouterr().out.splitlines()
     assert len(lines) < 2000, "the first worker must stop before the generator is done"
     with StandaloneHerder(worker) as herder:  # the stored connectors resume
         assert herder.connectors() == ["gen", "peek"]
-        _wait_for(lambda: len(lines) + _put(herder, "peek") >= 2000)
+        eventually(lambda: len(lines) + _put(herder, "peek") >= 2000, 60, "the pipeline")
     lines += capfd.readouterr().out.splitlines()
     ids = [int(line.split("'orderid': ")[1].split(",")[0]) for line in lines]
     assert sorted(set(ids)) == list(range(2000))  # nothing lost across the restart

@@ -2,25 +2,9 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
-from typing import Any
-
 import httpx
-import pytest
 
-
-def eventually(condition: Callable[[], Any], timeout: float = 15.0,
-               what: str = "condition") -> Any:
-    """Poll ``condition`` until it is truthy; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.05)
+from omconnect.testing.waiting import eventually
 
 
 def state_of(client: httpx.Client, name: str) -> tuple[str, list[str]]:

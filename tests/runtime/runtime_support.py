@@ -3,26 +3,9 @@ import them by name without clashing with other directories' conftest modules)."
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
-import pytest
-
 from omconnect.transports.memory import MemoryTransport
-
-
-def eventually(condition: Callable[[], Any], timeout: float = 10.0,
-               what: str = "condition") -> Any:
-    """Poll ``condition`` until it is truthy; fail the test after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            pytest.fail(f"timed out after {timeout} s waiting for {what}")
-        time.sleep(0.02)
 
 
 def source_config(name: str = "counting", **extra: Any) -> dict[str, Any]:
