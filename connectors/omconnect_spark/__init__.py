@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["register"]
+__all__ = ["local_session", "register"]
 
 
 def register(spark: Any) -> None:
@@ -62,3 +62,32 @@ def register(spark: Any) -> None:
     from omconnect_spark.datasource import OmconnectDataSource
 
     spark.dataSource.register(OmconnectDataSource)
+
+
+def local_session(app_name: str = "omconnect", master: str = "local[2]",
+                  conf: dict[str, str] | None = None) -> Any:
+    """A local SparkSession with the ``omconnect`` data source registered: for examples,
+    notebooks, tests and benchmarks on one machine.
+
+    It has no web UI and binds the driver to the loopback address
+    (:data:`omconnect_spark.session.LOCAL_DEFAULTS`); ``conf`` adds or overrides Spark
+    settings. An existing session is returned as it is (Spark keeps one per process),
+    registered. The log level is ``spark.log.level`` (default ``ERROR``).
+
+    Args:
+        app_name: The application name.
+        master: Spark's master URL (``local[N]``).
+        conf: Further Spark settings (``spark.*``).
+
+    Raises:
+        MissingExtraError: PySpark is not installed (install ``omconnect[spark]``).
+
+    """
+    from omconnect_spark._pyspark import require_pyspark
+
+    require_pyspark()
+    from omconnect_spark.session import build_session
+
+    spark = build_session(master, app_name, conf or {})
+    register(spark)
+    return spark

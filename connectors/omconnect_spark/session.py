@@ -13,7 +13,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SharedSparkSession"]
+__all__ = ["LOCAL_DEFAULTS", "SharedSparkSession", "build_session"]
 
 _log = logging.getLogger(__name__)
 
@@ -26,6 +26,29 @@ LOCAL_DEFAULTS = {
 }
 """Settings for a ``local[...]`` master unless configured otherwise: no web UI, and the
 driver only on the loopback address."""
+
+
+def build_session(master: str, app_name: str, conf: Mapping[str, str]) -> Any:
+    """``SparkSession.builder...getOrCreate()`` with :data:`LOCAL_DEFAULTS` for a
+    ``local[...]`` master, then ``conf``; the log level is ``spark.log.level`` (default
+    ``ERROR``).
+
+    Args:
+        master: Spark's master URL, e.g. ``local[2]``.
+        app_name: The application name.
+        conf: Further Spark settings (``spark.*``), overriding the defaults.
+
+    """
+    from pyspark.sql import SparkSession
+
+    settings = dict(LOCAL_DEFAULTS) if master.startswith("local") else {}
+    settings.update(conf)
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(settings.get("spark.log.level", "ERROR"))
+    return session
 
 
 class SharedSparkSession:
@@ -55,15 +78,8 @@ class SharedSparkSession:
                 if existing is not None:
                     cls._session, cls._owned = existing, False
                 else:
-                    builder = SparkSession.builder.master(master).appName(app_name)
-                    settings = dict(LOCAL_DEFAULTS) if master.startswith("local") else {}
-                    settings.update(conf)
-                    for key, value in settings.items():
-                        builder = builder.config(key, value)
                     _log.info("starting a SparkSession (master %s)", master)
-                    cls._session, cls._owned = builder.getOrCreate(), True
-                    cls._session.sparkContext.setLogLevel(settings.get(
-                        "spark.log.level", "ERROR"))
+                    cls._session, cls._owned = build_session(master, app_name, conf), True
             cls._users += 1
             return cls._session
 

@@ -20,7 +20,6 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 import omconnect_spark
-from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 DATA = "spark-example-data"
@@ -30,15 +29,7 @@ ORDER = "id BIGINT, customer STRING, item STRING, qty INT, price DOUBLE"
 
 
 def main() -> None:
-    spark = (SparkSession.builder.master("local[2]").appName("omconnect-spark-example")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "2")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
-    omconnect_spark.register(spark)
+    spark = omconnect_spark.local_session("omconnect-spark-example")
 
     orders = (spark.readStream.format("omconnect")
               .option("transport", "embedded").option("embedded.path", DATA)

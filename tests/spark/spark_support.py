@@ -23,17 +23,7 @@ def spark_environment() -> dict[str, str]:
 def new_session(app: str) -> Any:
     """A local[2] SparkSession for tests, the omconnect source registered."""
     import omconnect_spark
-    from pyspark.sql import SparkSession
 
     os.environ.update(spark_environment())
-    session = (SparkSession.builder.master("local[2]").appName(app)
-               .config("spark.ui.enabled", "false")
-               .config("spark.ui.showConsoleProgress", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.default.parallelism", "2")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    omconnect_spark.register(session)
+    session = omconnect_spark.local_session(app, conf={"spark.default.parallelism": "2"})
     return session

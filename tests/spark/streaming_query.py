@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import sys
 
-from pyspark.sql import SparkSession
+from omconnect_spark.session import build_session
 
 
 def main(data: str, out: str, checkpoint: str) -> None:
-    spark = (SparkSession.builder.master("local[2]").appName("omconnect-crash-test")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.driver.host", "127.0.0.1")
-             .config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.sql.shuffle.partitions", "2")
-             .getOrCreate())
-    spark.sparkContext.setLogLevel("ERROR")
+    # not registered: format("omconnect") is found through the pyspark_omconnect module
+    spark = build_session("local[2]", "omconnect-crash-test", {})
     frame = (spark.readStream.format("omconnect").option("transport", "embedded")
              .option("embedded.path", data).option("topics", "orders")
              .option("startingOffsets", "earliest").option("maxRecordsPerTrigger", "500")
