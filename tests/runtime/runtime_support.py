@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from omconnect.testing.waiting import eventually  # noqa: F401  (the tests import it from here)
 from omconnect.transports.memory import MemoryTransport
 
 
