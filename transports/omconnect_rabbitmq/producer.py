@@ -10,6 +10,17 @@ connection before the confirm, fails the batch with a :class:`~omconnect.errors.
 whose outcomes are retriable errors: the messages may or may not be stored, so a retry
 gives at-least-once delivery.
 
+Messages to a stream topic are published ``mandatory``. After a broker restart a stream
+queue takes a moment to recover while clients can already connect, and meanwhile the
+broker finds no queue to route to, confirms the message with ``basic.ack`` and drops it
+(measured on RabbitMQ 3.10: the first 9-15 of 50 messages published right after
+``start_app``). With ``mandatory`` the broker returns such a message first
+(``basic.return``, matched to its delivery tag through ``message_id``), and the batch
+fails with a retriable error instead of being acknowledged. Classic topics are not
+published ``mandatory``: a message to a classic topic that no group has subscribed to
+yet has no queue by design (see the package docs), and their durable queues are routable
+as soon as clients can connect.
+
 While the connection is down (the I/O thread reconnects with backoff), batches wait; one
 still unpublished after ``rabbitmq.connection.timeout.ms`` fails with a
 :class:`~omconnect.errors.TransportTimeoutError`, so a send never hangs.
@@ -36,7 +47,7 @@ from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect.transports.checks import check_message_sizes, failed_batch
 from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
-from omconnect_rabbitmq.admin import Topology
+from omconnect_rabbitmq.admin import TopicInfo, Topology
 from omconnect_rabbitmq.codec import amqp_headers
 from omconnect_rabbitmq.connection import (
     ChannelOps,
@@ -56,7 +67,7 @@ class _Batch:
 
     __slots__ = ("acks", "created", "first", "future", "last", "publishes")
 
-    def __init__(self, publishes: list[tuple[str, str, bytes, Any]],
+    def __init__(self, publishes: list[tuple[str, str, bytes, Any, bool]],
                  acks: list[RecordMetadata]) -> None:
         self.publishes = publishes
         self.acks = acks
@@ -101,7 +112,7 @@ class RabbitMQProducer(Producer):
         self._limit = max_message_bytes
         self._partitioner = partitioner
         self._pika = pika_module()
-        self._partitions: dict[str, int] = {}
+        self._infos: dict[str, TopicInfo] = {}
         self._closed = False
         self._lock = threading.Lock()
         self._outstanding: set[Future[list[RecordMetadata]]] = set()
@@ -140,15 +151,17 @@ class RabbitMQProducer(Producer):
         properties = self._pika.BasicProperties
         publishes = []
         acks = []
-        exchanges: dict[str, str] = {}
+        exchanges: dict[str, tuple[str, bool]] = {}
         for message, partition in zip(messages, partitions, strict=True):
             timestamp = message.timestamp if message.timestamp is not None else stamp
-            exchange = exchanges.get(message.topic)
-            if exchange is None:
-                exchange = exchanges[message.topic] = topic_exchange(message.topic)
-            publishes.append((exchange, routing_key(partition), message.value or b"",
+            target = exchanges.get(message.topic)
+            if target is None:
+                target = exchanges[message.topic] = (topic_exchange(message.topic),
+                                                     self._info(message.topic).stream)
+            publishes.append((target[0], routing_key(partition), message.value or b"",
                               properties(delivery_mode=2, timestamp=timestamp // 1000,
-                                         headers=amqp_headers(message, timestamp))))
+                                         headers=amqp_headers(message, timestamp)),
+                              target[1]))
             acks.append(RecordMetadata(message.topic, partition, None, timestamp))
         batch = _Batch(publishes, acks)
         with self._lock:
@@ -164,11 +177,14 @@ class RabbitMQProducer(Producer):
         with self._lock:
             self._outstanding.discard(future)
 
+    def _info(self, topic: str) -> TopicInfo:
+        info = self._infos.get(topic)
+        if info is None:
+            info = self._infos[topic] = self._topology.ensure(topic)
+        return info
+
     def _partition_count(self, topic: str) -> int:
-        count = self._partitions.get(topic)
-        if count is None:
-            count = self._partitions[topic] = self._topology.ensure(topic).partitions
-        return count
+        return self._info(topic).partitions
 
     def flush(self, timeout: float | None = None) -> None:
         """Block until every batch sent so far is confirmed or failed.
@@ -222,6 +238,7 @@ class RabbitMQProducer(Producer):
             future.set_result(None)
             self._drain()
 
+        channel.channel.add_on_return_callback(self._on_return)
         channel.channel.confirm_delivery(self._on_confirm, callback=ready)
         if self._timer is None:
             self._timer = self._io.call_later(0.5, self._expire)
@@ -253,9 +270,13 @@ class RabbitMQProducer(Producer):
         while self._backlog and channel is not None and channel.closed is None:
             batch = self._backlog.popleft()
             publish = channel.channel.basic_publish
+            tag = self._tag
             try:
-                for exchange, key, body, properties in batch.publishes:
-                    publish(exchange, key, body, properties)
+                for exchange, key, body, properties, mandatory in batch.publishes:
+                    tag += 1
+                    if mandatory:  # a return names the message by its delivery tag
+                        properties.message_id = str(tag)
+                    publish(exchange, key, body, properties, mandatory)
             except Exception as exc:
                 batch.fail(translate(exc, action="publishing", target=self._io.target))
                 continue
@@ -273,6 +294,23 @@ class RabbitMQProducer(Producer):
                 f"{self._io.settings.timeout:g} s; the batch was not sent"))
         if not self._io.closed:
             self._timer = self._io.call_later(0.5, self._expire)
+
+    def _on_return(self, _channel: Any, method: Any, properties: Any, _body: bytes) -> None:
+        """The broker could not route a ``mandatory`` message (it acknowledges it next,
+        but has not stored it): fail its batch, retriably.
+        """
+        try:
+            tag = int(properties.message_id)
+        except (TypeError, ValueError):
+            return  # not one of ours
+        for batch in self._inflight:
+            if batch.first <= tag <= batch.last:
+                batch.fail(RetriableTransportError(
+                    f"the broker could not route a message to partition "
+                    f"{method.routing_key} of {method.exchange!r} ({method.reply_code} "
+                    f"{method.reply_text}): the partition's stream queue is not available, "
+                    "e.g. still recovering after a broker restart"))
+                break
 
     def _on_confirm(self, frame: Any) -> None:
         method = frame.method

@@ -55,7 +55,10 @@ class FailureCases(TransportCase):
         received = kit.receive(kit.subscribed(kit.group(), [topic]), len(acknowledged),
                                timeout=kit.settings.timeout * 2)
         lost = acknowledged - set(v for v in message_ids(received) if v is not None)
-        assert not lost, f"{len(lost)} acknowledged messages were lost across the restart"
+        assert not lost, (
+            f"{len(lost)} acknowledged messages were lost across the restart (of "
+            f"{len(acknowledged)}: {_sample(lost)}; the first {half} were sent before it); "
+            f"received {len(received)}")
 
     def test_unreachable_broker_fails_within_timeout(self, kit: Kit) -> None:
         """TRANSPORT-51: against an unreachable broker, sending and admin calls fail with
@@ -133,3 +136,13 @@ def _quietly_close(closeable: Any) -> None:
         closeable.close()
     except Exception:  # closing a client of a dead broker may fail too
         return
+
+
+def _sample(values: set[bytes]) -> str:
+    """A few of ``values``, in order (for a failure message)."""
+    ordered = sorted(values, key=lambda v: (len(v), v))
+    shown = [v.decode(errors="replace") for v in ordered[:3]]
+    if len(ordered) > 6:
+        shown.append("...")
+    shown += [v.decode(errors="replace") for v in ordered[max(3, len(ordered) - 3):]]
+    return ", ".join(shown)
