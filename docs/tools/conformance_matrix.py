@@ -102,6 +102,18 @@ def run_kit(transport: str, report: Path) -> tuple[dict[str, Any] | None, str]:
     return data, tail
 
 
+def _known_issue(transport: str, case: str) -> str | None:
+    """The reason the transport's test module gives for a case known to fail (its
+    ``KNOWN_ISSUES``), if any.
+    """
+    try:
+        module = importlib.import_module(f"omconnect_{transport}.testing")
+    except ImportError:
+        return None
+    issues: dict[str, str] = getattr(module, "KNOWN_ISSUES", {})
+    return issues.get(case.rpartition("::")[2])
+
+
 def _cell_reason(reason: str) -> str:
     return " ".join(reason.split()).replace("|", "\\|")
 
@@ -161,6 +173,9 @@ def render(results: dict[str, dict[str, Any]], left_out: dict[str, str],
                 continue
             text = SHOWN.get(result["outcome"], result["outcome"])
             reason = _cell_reason(result.get("reason", ""))
+            known = _known_issue(transport, case)
+            if result["outcome"] in ("fail", "error") and known:
+                reason = f"{reason} — known: {_cell_reason(known)}"
             if result["outcome"] in NOTED and reason:
                 number = notes.setdefault(reason, len(notes) + 1)
                 text += f" [{number}](#note-{number})"

@@ -170,8 +170,8 @@ def _reason(report: pytest.TestReport) -> str:
         return str(longrepr[2]).removeprefix("Skipped: ")
     crash = getattr(longrepr, "reprcrash", None)
     if crash is not None:
-        return str(crash.message).splitlines()[0][:200]
-    return str(longrepr).splitlines()[-1][:200] if longrepr else ""
+        return str(crash.message).splitlines()[0][:400]
+    return str(longrepr).splitlines()[-1][:400] if longrepr else ""
 
 
 def record_transport(config: pytest.Config, transport: Any) -> None:

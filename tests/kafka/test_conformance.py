@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from kafka_support import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.testing import BrokerHandle
+from omconnect_kafka.testing import KAFKA_PYTHON_NULL_HEADER, TANSU_END_OFFSETS, BrokerHandle
 
 from omconnect.testing.profile import BrokerControl, TransportFactory, UnreachableBroker
 from omconnect.testing.transport import Kit, TransportCase, TransportConformance
@@ -20,16 +20,6 @@ from omconnect.testing.transport.failures import FailureCases
 from omconnect.transport.spi import Transport
 
 pytestmark = pytest.mark.kafka
-
-TANSU_END_OFFSETS = (
-    "Tansu defect: ListOffsets(LATEST) (end_offsets / get_watermark_offsets) returns the "
-    "base offset of the last record batch + 1, not the high watermark, so offset_range "
-    "reports 1 for 40 messages sent in one batch")
-KAFKA_PYTHON_NULL_HEADER = (
-    "kafka-python defect: KafkaProducer.send refuses a header with a null value (it "
-    "insists on (str, bytes) pairs; ProducerBatch takes len() of every header value), "
-    "although the protocol allows it; the confluent driver sends it")
-
 
 class _KafkaConformance(TransportConformance):
     driver: str
