@@ -4,9 +4,9 @@ Usage::
 
     python benchmarks/pipeline.py [--transport embedded|memory] [--records 1000000]
         [--rss-records 5000000] [--size 100] [--batch 1000] [--repeat 3]
-        [--gc worker|python]
+        [--gc worker|python] [--no-floor]
 
-Three measurements, each in a fresh subprocess (so each peak RSS is its own):
+Four measurements, each in a fresh subprocess (so each peak RSS is its own):
 
 1. **raw** — the transport API alone: a producer thread sends pre-built ``--size``-byte
    messages in batches of ``--batch`` while a consumer thread in a group polls and commits
@@ -16,7 +16,12 @@ Three measurements, each in a fresh subprocess (so each peak RSS is its own):
    runs the data generator (``quickstart=payload``: ``--size``-byte values) → the
    transport (ByteArray converters) → the null sink, until the sink was given all
    ``--records``; the clock starts when the herder starts.
-3. **runtime at scale** — the same with ``--rss-records`` records, to compare peak RSS:
+3. **SPI floor** (``--no-floor`` skips it) — the raw loop plus only the objects the
+   connector SPI requires: the real data generator task's ``SourceRecord`` objects
+   become ``Message`` objects (fastest builder, no converter), each polled ``Message`` becomes a
+   ``SinkRecord`` that is dropped. No offsets, conversion, metrics or error handling:
+   ``floor / raw`` bounds the ratio any runtime on this SPI can reach in CPython.
+4. **runtime at scale** — the same with ``--rss-records`` records, to compare peak RSS:
    a worker's memory must not grow with the number of records it moved (target: within
    10% of the 1,000,000-record run).
 
@@ -175,6 +180,91 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
             "thread_cpu_seconds": threads}
 
 
+def run_floor(args: argparse.Namespace) -> dict[str, float]:
+    """The raw loop plus only the objects the connector SPI requires; returns figures.
+
+    The producer thread polls the real data generator task (``SourceRecord`` objects
+    with their source offsets, as any source connector hands them over) and turns each record
+    into a ``Message`` with the fastest builder, without converters, transforms, offset
+    tracking or metrics; the consumer thread turns each polled ``Message`` into a
+    ``SinkRecord`` and drops it (the null sink). Whatever a runtime on this SPI does, it
+    does at least this, so ``floor / raw`` bounds the ratio any runtime can reach.
+    """
+    from omconnect_datagen.source import DatagenConnector
+
+    from omconnect.records import Headers, build_sink_record
+    from omconnect.testing.harness import ConnectorHarness
+    from omconnect.transport import TopicSpec
+    from omconnect.transport.messages import build_message
+
+    transport = _transport(args.transport, Path(args.workdir))
+    topic = "floor"
+    transport.admin().create_topics([TopicSpec(topic, 1)])
+    harness = ConnectorHarness(DatagenConnector, {
+        "name": "gen", "topic": topic, "quickstart": "payload", "payload.size": args.size,
+        "batch.size": args.batch, "max.messages": args.records})
+    harness.start()
+    task = harness.source_task(harness.task_configs(1)[0])
+    consumer = transport.consumer("floor-benchmark")
+    consumer.subscribe([topic])
+    consumer.poll(1, 0.5)  # join the group before the clock starts
+    failure: list[BaseException] = []
+    total = args.records
+
+    def produce() -> None:
+        try:
+            producer = transport.producer()
+            window = []
+            made = 0
+            while made < total:
+                records = task.poll() or []
+                made += len(records)
+                messages = [build_message(r.topic, r.key, r.value, r.headers, r.timestamp,
+                                          r.partition, None) for r in records]
+                window.append(producer.send(messages))
+                if len(window) >= 32:
+                    window.pop(0).result()
+            for future in window:
+                future.result()
+            producer.close()
+        except BaseException as exc:
+            failure.append(exc)
+
+    collector = _GcClock()
+    before = _thread_cpu()
+    started = time.perf_counter()
+    cpu = time.process_time()
+    thread = threading.Thread(target=produce, name="floor-producer")
+    thread.start()
+    received = 0
+    empty = Headers.EMPTY
+    while received < total and not failure:
+        messages = consumer.poll(args.batch, 1.0)
+        if not messages:
+            continue
+        received += len(messages)
+        records = [build_sink_record(m.topic, m.partition, None, m.key, None, m.value,
+                                     m.timestamp, empty, m.offset, m.topic, m.partition,
+                                     m.offset) for m in messages]
+        del records  # the null sink
+        last = messages[-1]
+        consumer.commit({TopicPartition(topic, last.partition or 0): (last.offset or 0) + 1})
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    collector.remove()
+    threads = _cpu_since(before)
+    thread.join()
+    if failure:
+        raise failure[0]
+    task.stop()
+    consumer.close()
+    transport.close()
+    return {"records": total, "seconds": elapsed, "cpu_seconds": cpu,
+            "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
+            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
+            "thread_cpu_seconds": threads}
+
+
 def run_runtime(args: argparse.Namespace) -> dict[str, float]:
     """The worker: datagen → transport → null sink; returns figures."""
     from omconnect_console.null import COUNTS
@@ -299,7 +389,10 @@ def main() -> None:
                         help="collector thresholds of both children: the worker's "
                         "(omconnect.runtime.tune_gc, as omconnect standalone) or CPython's")
     parser.add_argument("--profile", metavar="FILE", help="cProfile the runtime run")
-    parser.add_argument("--child", choices=("raw", "runtime"), help=argparse.SUPPRESS)
+    parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
+                        help="also run the SPI floor (raw loop + the SPI's record objects)")
+    parser.add_argument("--child", choices=("raw", "floor", "runtime"),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -307,7 +400,8 @@ def main() -> None:
             from omconnect.runtime import tune_gc
 
             tune_gc()
-        figures = run_raw(args) if args.child == "raw" else run_runtime(args)
+        run = {"raw": run_raw, "floor": run_floor, "runtime": run_runtime}[args.child]
+        figures = run(args)
         print(json.dumps(figures))
         return
     load = os.getloadavg()[0]
@@ -315,13 +409,20 @@ def main() -> None:
           f"batch={args.batch} repeat={args.repeat} gc={args.gc} load={load:.2f}")
     raws: list[dict[str, Any]] = []
     runtimes: list[dict[str, Any]] = []
+    floors: list[dict[str, Any]] = []
     for _ in range(max(1, args.repeat)):
         raws.append(_child("raw", args, args.records))
+        if args.floor:
+            floors.append(_child("floor", args, args.records))
         runtimes.append(_child("runtime", args, args.records))
     raw, runtime = _median_run(raws), _median_run(runtimes)
     _show("raw transport loop ", raw, raws)
+    if floors:
+        _show("SPI floor          ", _median_run(floors), floors)
     _show("runtime pipeline   ", runtime, runtimes)
-    for label, run in (("raw", raw), ("runtime", runtime)):
+    shown = [("raw", raw)] + ([("floor", _median_run(floors))] if floors else []) + [
+        ("runtime", runtime)]
+    for label, run in shown:
         print(f"{label} CPU by thread (s): " + ", ".join(
             f"{name} {seconds:.2f}" for name, seconds in sorted(
                 run["thread_cpu_seconds"].items(), key=lambda item: -item[1])))
@@ -332,6 +433,22 @@ def main() -> None:
     print(f"ratio runtime/raw  : {ratio:.2f} by wall clock, {cpu_ratio:.2f} by CPU time "
           f"(target >= 0.9); load {load:.2f} -> {end_load:.2f}")
     rss = statistics.median(r["peak_rss_mib"] for r in runtimes)
+    floor_figures: dict[str, Any] = {}
+    if floors:
+        floor = _median_run(floors)
+        floor_ratio = floor["records_per_s"] / raw["records_per_s"]
+        floor_cpu_ratio = (statistics.median(r["cpu_seconds"] for r in raws)
+                           / statistics.median(r["cpu_seconds"] for r in floors))
+        print(f"ratio floor/raw    : {floor_ratio:.2f} by wall clock, {floor_cpu_ratio:.2f} "
+              "by CPU time (the most any runtime on this SPI can reach)")
+        floor_figures = {
+            "floor_records_per_s": round(floor["records_per_s"]),
+            "floor_records_per_s_runs": [round(r["records_per_s"]) for r in floors],
+            "floor_ratio": round(floor_ratio, 3),
+            "floor_cpu_us_per_record": round(floor["cpu_seconds"] / floor["records"] * 1e6, 3),
+            "floor_cpu_ratio": round(floor_cpu_ratio, 3),
+            "floor_thread_cpu_seconds": floor["thread_cpu_seconds"],
+        }
     result: dict[str, Any] = {
         "benchmark": "pipeline", "transport": args.transport, "records": args.records,
         "size": args.size, "batch": args.batch, "repeat": args.repeat, "gc": args.gc,
@@ -349,6 +466,7 @@ def main() -> None:
         "raw_thread_cpu_seconds": raw["thread_cpu_seconds"],
         "runtime_thread_cpu_seconds": runtime["thread_cpu_seconds"],
         "runtime_peak_rss_mib": round(rss, 1),
+        **floor_figures,
     }
     if args.rss_records:
         scaled = _child("runtime", args, args.rss_records)
