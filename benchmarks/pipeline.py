@@ -120,18 +120,13 @@ def _transport(name: str, workdir: Path) -> Any:
     return WorkerConfig.parse(config).open_transport()
 
 
-def run_raw(args: argparse.Namespace) -> dict[str, float]:
-    """Producer thread and consumer thread on the transport API; returns figures."""
-    from omconnect.transport import Message, TopicSpec
-
-    transport = _transport(args.transport, Path(args.workdir))
-    topic = "raw"
-    admin = transport.admin()
-    admin.create_topics([TopicSpec(topic, 1)])
-    value = os.urandom(args.size)
-    batches = [[Message(topic, None, value) for _ in range(args.batch)]]
-    n_batches = args.records // args.batch
-    consumer = transport.consumer("raw-benchmark")
+def _produce_and_consume(transport: Any, topic: str, total: int, batch_size: int,
+                         next_batch: Any, on_polled: Any, name: str) -> dict[str, float]:
+    """A producer thread sends ``next_batch()`` until ``total`` messages went out (32
+    batches in flight at most) while this thread polls ``topic`` in a group, hands each
+    poll to ``on_polled`` and commits after it; returns the figures.
+    """
+    consumer = transport.consumer(f"{name}-benchmark")
     consumer.subscribe([topic])
     consumer.poll(1, 0.5)  # join the group before the clock starts
     failure: list[BaseException] = []
@@ -140,8 +135,13 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
         try:
             producer = transport.producer()
             window = []
-            for _ in range(n_batches):
-                window.append(producer.send(batches[0]))
+            sent = 0
+            while sent < total:
+                messages = next_batch()
+                if not messages:
+                    continue
+                sent += len(messages)
+                window.append(producer.send(messages))
                 if len(window) >= 32:
                     window.pop(0).result()
             for future in window:
@@ -150,19 +150,19 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
         except BaseException as exc:
             failure.append(exc)
 
-    total = n_batches * args.batch
     collector = _GcClock()
     before = _thread_cpu()
     started = time.perf_counter()
     cpu = time.process_time()
-    thread = threading.Thread(target=produce, name="raw-producer")
+    thread = threading.Thread(target=produce, name=f"{name}-producer")
     thread.start()
     received = 0
     while received < total and not failure:
-        messages = consumer.poll(args.batch, 1.0)
+        messages = consumer.poll(batch_size, 1.0)
         if not messages:
             continue
         received += len(messages)
+        on_polled(messages)
         last = messages[-1]
         consumer.commit({TopicPartition(topic, last.partition or 0): (last.offset or 0) + 1})
     elapsed = time.perf_counter() - started
@@ -178,6 +178,20 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
             "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
             "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
             "thread_cpu_seconds": threads}
+
+
+def run_raw(args: argparse.Namespace) -> dict[str, float]:
+    """Producer thread and consumer thread on the transport API; returns figures."""
+    from omconnect.transport import Message, TopicSpec
+
+    transport = _transport(args.transport, Path(args.workdir))
+    topic = "raw"
+    transport.admin().create_topics([TopicSpec(topic, 1)])
+    value = os.urandom(args.size)
+    batch = [Message(topic, None, value) for _ in range(args.batch)]
+    total = args.records // args.batch * args.batch
+    return _produce_and_consume(transport, topic, total, args.batch, lambda: batch,
+                                lambda messages: None, "raw")
 
 
 def run_floor(args: argparse.Namespace) -> dict[str, float]:
@@ -205,64 +219,23 @@ def run_floor(args: argparse.Namespace) -> dict[str, float]:
         "batch.size": args.batch, "max.messages": args.records})
     harness.start()
     task = harness.source_task(harness.task_configs(1)[0])
-    consumer = transport.consumer("floor-benchmark")
-    consumer.subscribe([topic])
-    consumer.poll(1, 0.5)  # join the group before the clock starts
-    failure: list[BaseException] = []
-    total = args.records
-
-    def produce() -> None:
-        try:
-            producer = transport.producer()
-            window = []
-            made = 0
-            while made < total:
-                records = task.poll() or []
-                made += len(records)
-                messages = [build_message(r.topic, r.key, r.value, r.headers, r.timestamp,
-                                          r.partition, None) for r in records]
-                window.append(producer.send(messages))
-                if len(window) >= 32:
-                    window.pop(0).result()
-            for future in window:
-                future.result()
-            producer.close()
-        except BaseException as exc:
-            failure.append(exc)
-
-    collector = _GcClock()
-    before = _thread_cpu()
-    started = time.perf_counter()
-    cpu = time.process_time()
-    thread = threading.Thread(target=produce, name="floor-producer")
-    thread.start()
-    received = 0
     empty = Headers.EMPTY
-    while received < total and not failure:
-        messages = consumer.poll(args.batch, 1.0)
-        if not messages:
-            continue
-        received += len(messages)
+
+    def next_batch() -> list[Any]:
+        return [build_message(r.topic, r.key, r.value, r.headers, r.timestamp, r.partition,
+                              None) for r in task.poll() or ()]
+
+    def put(messages: list[Any]) -> None:
         records = [build_sink_record(m.topic, m.partition, None, m.key, None, m.value,
                                      m.timestamp, empty, m.offset, m.topic, m.partition,
                                      m.offset) for m in messages]
         del records  # the null sink
-        last = messages[-1]
-        consumer.commit({TopicPartition(topic, last.partition or 0): (last.offset or 0) + 1})
-    elapsed = time.perf_counter() - started
-    cpu = time.process_time() - cpu
-    collector.remove()
-    threads = _cpu_since(before)
-    thread.join()
-    if failure:
-        raise failure[0]
-    task.stop()
-    consumer.close()
-    transport.close()
-    return {"records": total, "seconds": elapsed, "cpu_seconds": cpu,
-            "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
-            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
-            "thread_cpu_seconds": threads}
+
+    try:
+        return _produce_and_consume(transport, topic, args.records, args.batch, next_batch,
+                                    put, "floor")
+    finally:
+        task.stop()
 
 
 def run_runtime(args: argparse.Namespace) -> dict[str, float]:
