@@ -91,6 +91,13 @@ COMMON_CONFIG_DEF = (
             documentation="How long (ms) a retriable failure is retried before it counts as "
             "failed; 0 no retry, -1 forever. For `poll`/`put`, 0 means retry until stopped "
             "(as Kafka Connect).")
+    .define("delivery.timeout.ms", ConfigType.LONG, 120000, validators=[Range(min=-1)],
+            group="Error handling",
+            documentation="Sources: how long (ms) messages the transport refused with a "
+            "retriable error (a lost connection, a broker restarting) are sent again, with "
+            "the errors.retry backoff, before the failure counts per errors.tolerance; as "
+            "Kafka's producer delivery.timeout.ms. -1: until stopped. A longer "
+            "errors.retry.timeout extends it.")
     .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, validators=[Range(min=1)],
             group="Error handling",
             documentation="Longest wait between retries (the wait doubles from 300 ms).")

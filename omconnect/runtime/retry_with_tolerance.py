@@ -5,6 +5,10 @@ Configured like Kafka Connect, per connector:
 * ``errors.retry.timeout`` / ``errors.retry.delay.max.ms``: a
   :class:`~omconnect.errors.RetriableError` is retried with exponential backoff (300 ms,
   doubling, capped) until the timeout; ``0`` means no retry, ``-1`` forever.
+* ``delivery.timeout.ms`` (sources): a send the transport failed with a retriable error
+  (a lost connection, a broker restarting) is resent with the same backoff for this long
+  (default two minutes, as Kafka's producer, whose own retries Kafka Connect relies on),
+  or for ``errors.retry.timeout`` when that is longer.
 * ``errors.tolerance=none``: a failed record fails the task with a
   :class:`ToleranceExceededError` naming the connector, task, stage and the record's
   topic / partition / offset (or source partition / offset).
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
     from omconnect.runtime.metrics import TaskMetrics
 
 __all__ = [
+    "DEFAULT_DELIVERY_TIMEOUT_MS",
     "ErrorPolicy",
     "Failure",
     "RetryWithTolerance",
@@ -77,6 +82,11 @@ class ToleranceExceededError(ConnectError):
     """A record failed and ``errors.tolerance`` is ``none``: the task fails."""
 
 
+DEFAULT_DELIVERY_TIMEOUT_MS = 120_000
+"""``delivery.timeout.ms`` by default: as Kafka's producer, two minutes of resending ride
+out a broker restart or a lost connection."""
+
+
 def class_name(obj: Any) -> str:
     """The fully qualified class name of ``obj`` (or of the class ``obj``)."""
     cls = obj if isinstance(obj, type) else type(obj)
@@ -96,6 +106,8 @@ class ErrorPolicy:
         dlq_topic: ``errors.deadletterqueue.topic.name``, or ``None``.
         dlq_context_headers: ``errors.deadletterqueue.context.headers.enable``.
         dlq_partitions: Partitions of the dead-letter topic when created.
+        delivery_timeout_ms: ``delivery.timeout.ms``: how long a send failed with a
+            retriable error is resent (-1 until stopped).
 
     """
 
@@ -107,6 +119,7 @@ class ErrorPolicy:
     dlq_topic: str | None = None
     dlq_context_headers: bool = False
     dlq_partitions: int = 1
+    delivery_timeout_ms: int = DEFAULT_DELIVERY_TIMEOUT_MS
 
     @classmethod
     def from_config(cls, values: Mapping[str, Any]) -> ErrorPolicy:
@@ -120,6 +133,9 @@ class ErrorPolicy:
             dlq_topic=str(values.get("errors.deadletterqueue.topic.name") or "").strip() or None,
             dlq_context_headers=bool(values.get("errors.deadletterqueue.context.headers.enable")),
             dlq_partitions=int(values.get("errors.deadletterqueue.topic.partitions") or 1),
+            delivery_timeout_ms=int(DEFAULT_DELIVERY_TIMEOUT_MS
+                                    if values.get("delivery.timeout.ms") is None
+                                    else values["delivery.timeout.ms"]),
         )
 
     def backoff(self, attempt: int) -> float:
@@ -137,6 +153,15 @@ class ErrorPolicy:
         if timeout < 0 or (timeout == 0 and zero_means_forever):
             return float("inf")
         return started + timeout / 1000.0
+
+    def send_deadline(self, started: float) -> float:
+        """The monotonic time after which a send that failed retriably (first at
+        ``started``) is no longer resent: the later of ``delivery.timeout.ms`` and
+        ``errors.retry.timeout`` (``inf`` when either is -1).
+        """
+        if self.delivery_timeout_ms < 0:
+            return float("inf")
+        return max(self.retry_deadline(started), started + self.delivery_timeout_ms / 1000.0)
 
 
 @attrs.frozen(kw_only=True)

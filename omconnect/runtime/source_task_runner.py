@@ -324,7 +324,7 @@ class SourceTaskRunner(TaskRunner):
                 send = kept
             except RetriableError as exc:
                 attempt += 1
-                deadline = self.setup.settings.errors.retry_deadline(started)
+                deadline = self.setup.settings.errors.send_deadline(started)
                 if self.stopping.is_set() or not self._errors.wait_to_retry(attempt, deadline):
                     send.first_failure = send.first_failure or started
                     self._failed_send(send, exc, list(range(len(send.messages))))
@@ -402,7 +402,7 @@ class SourceTaskRunner(TaskRunner):
             send.first_failure = now
         retriable = all(isinstance(outcomes[i] if outcomes is not None and i < len(outcomes)
                                    else error, RetriableError) for i in failed)
-        deadline = self.setup.settings.errors.retry_deadline(send.first_failure)
+        deadline = self.setup.settings.errors.send_deadline(send.first_failure)
         retry = _Send(send.submission, [send.messages[i] for i in failed],
                       [send.origins[i] for i in failed])
         retry.first_failure = send.first_failure

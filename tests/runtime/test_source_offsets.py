@@ -121,11 +121,12 @@ def test_a_lost_acknowledgement_fails_the_task_and_nothing_past_it_commits(gated
 
 
 def test_a_retriable_send_failure_is_resent_and_nothing_is_lost(gated_config):
+    # defaults: errors.retry.timeout=0, but delivery.timeout.ms (2 minutes) resends, as
+    # Kafka's producer retries under Kafka Connect
     GATE.fail(lambda m: m.value is not None and b'"s0-120"' in m.value,
               lambda: RetriableTransportError("broker busy"), times=2)
     with StandaloneHerder(gated_config) as herder:
         herder.create_connector(source_config(records=300, batch=50,
-                                              errors_retry_timeout=30000,
                                               errors_retry_delay_max_ms=50))
         eventually(lambda: herder.offsets("counting").offsets
                    and herder.offsets("counting").offsets[0]["offset"] == {"position": 300})
@@ -134,6 +135,22 @@ def test_a_retriable_send_failure_is_resent_and_nothing_is_lost(gated_config):
         values = [m.value.decode() for m in read_topic(gated_config, "counting-out")]
         assert sum('"s0-120"' in v for v in values) == 3  # stored, then resent twice
         assert len({v for v in values}) == 300
+
+
+def test_a_retriable_send_failure_fails_the_task_once_the_delivery_timeout_passed(
+        gated_config):
+    GATE.fail(lambda m: m.value is not None and b'"s0-120"' in m.value,
+              lambda: RetriableTransportError("broker busy"), times=100)
+    with StandaloneHerder(gated_config) as herder:
+        herder.create_connector(source_config(records=300, batch=50,
+                                              delivery_timeout_ms=400,
+                                              errors_retry_delay_max_ms=50))
+        eventually(lambda: herder.connector_status("counting").tasks[0].state is State.FAILED)
+        status = herder.connector_status("counting").tasks[0]
+        assert "PRODUCE" in status.trace and "broker busy" in status.trace
+        assert herder.metrics()[0].retries >= 2  # resent until the 400 ms were up
+        offsets = herder.offsets("counting").offsets
+        assert not offsets or offsets[0]["offset"]["position"] <= 100
 
 
 def test_back_pressure_stops_polling_while_too_much_is_unacknowledged(gated_config):
