@@ -22,6 +22,7 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 from omconnect.records import TopicPartition
+from omconnect.testing.pipeline_restart import run_across_restart
 from omconnect.transport import Message
 
 PARTITIONS = 3  # the partitioned_broker fixture's default_partitions
@@ -262,3 +263,12 @@ def test_runtime_runs_file_to_pulsar_to_file(tmp_path: Path, broker):
     # connection is re-established, so a line may repeat; none may be lost, unknown or
     # out of order (first occurrences in input order).
     assert list(dict.fromkeys(got)) == lines
+
+
+def test_a_broker_restart_mid_pipeline_loses_no_line(tmp_path: Path, broker):
+    worker = {"transport": "pulsar", "pulsar.service.url": broker.url,
+              "pulsar.batching.enabled": "false", "pulsar.receiver.queue.size": "1"}
+    run = run_across_restart(tmp_path, worker, restart=broker.restart, lines=20_000)
+    assert run.restarted_mid_stream, run.describe()
+    assert not run.missing, run.describe()
+    assert set(run.written) <= set(run.expected)

@@ -16,6 +16,8 @@ from pathlib import Path
 import pytest
 from omconnect_rabbitmq.testing import BrokerHandle
 
+from omconnect.testing.pipeline_restart import run_across_restart
+
 pytestmark = pytest.mark.rabbitmq
 
 LINES = 3000
@@ -74,9 +76,6 @@ def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: st
         f"{lines} lines out of {LINES}; worker log:\n{log.read_text()[-3000:]}"
 
 
-RESTART_LINES = 40_000
-
-
 @pytest.mark.parametrize("mode", ["classic", "streams"])
 def test_a_broker_restart_mid_pipeline_loses_no_line(tmp_path: Path, broker: BrokerHandle,
                                                      mode: str) -> None:
@@ -84,63 +83,12 @@ def test_a_broker_restart_mid_pipeline_loses_no_line(tmp_path: Path, broker: Bro
     line arrives (at-least-once: a batch the broker did not confirm is sent again, so
     repeats are allowed, losses are not).
     """
-    topic = f"restart-{mode}"
-    worker: dict[str, object] = {
-        "transport": "rabbitmq", "rabbitmq.url": broker.url,
-        "key.converter": "string", "value.converter": "string",
-        "offset.flush.interval.ms": 500,
-    }
+    worker: dict[str, object] = {"transport": "rabbitmq", "rabbitmq.url": broker.url}
     if mode == "streams":
         worker["rabbitmq.streams"] = "true"
     else:
         worker["rabbitmq.declare.groups"] = "connect-restart-out"
-    expected = [f"line {i}" for i in range(RESTART_LINES)]
-    (tmp_path / "in.txt").write_text("".join(f"{line}\n" for line in expected))
-    args = [
-        write_properties(tmp_path / "worker.properties", worker),
-        write_properties(tmp_path / "source.properties", {
-            "name": "restart-in", "connector.class": "FileStreamSource",
-            "file": tmp_path / "in.txt", "topic": topic}),
-        write_properties(tmp_path / "sink.properties", {
-            "name": "restart-out", "connector.class": "FileStreamSink",
-            "file": tmp_path / "out.txt", "topics": topic}),
-    ]
-    out = tmp_path / "out.txt"
-    log = tmp_path / "worker.log"
-
-    def written() -> set[str]:
-        return set(out.read_text().splitlines()) if out.exists() else set()
-
-    with log.open("wb") as err:
-        worker_process = subprocess.Popen(
-            [sys.executable, "-m", "omconnect.cli", "standalone", *args],
-            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while len(written()) < 500 and time.monotonic() < deadline \
-                and worker_process.poll() is None:
-            time.sleep(0.05)
-        before_restart = len(written())
-        assert 0 < before_restart < RESTART_LINES, (
-            f"{before_restart} lines before the restart: the restart must land mid-stream; "
-            f"worker log:\n{log.read_text()[-3000:]}")
-        broker.restart()
-        back = len(written())
-        assert back < RESTART_LINES, "the lines were all out before the broker came back"
-        deadline = time.monotonic() + 120
-        while len(written()) < RESTART_LINES and time.monotonic() < deadline \
-                and worker_process.poll() is None:
-            time.sleep(0.2)
-    finally:
-        worker_process.terminate()
-        try:
-            worker_process.wait(30)
-        except subprocess.TimeoutExpired:
-            worker_process.kill()
-    got = out.read_text().splitlines()
-    missing = set(expected) - set(got)
-    assert not missing, (
-        f"{len(missing)} of {RESTART_LINES} lines lost across the restart (e.g. "
-        f"{sorted(missing, key=lambda s: int(s.split()[1]))[:3]}); {before_restart} were out "
-        f"before it, {back} when the broker was back; worker log:\n{log.read_text()[-3000:]}")
-    assert set(got) <= set(expected)  # nothing invented or torn
+    run = run_across_restart(tmp_path, worker, restart=broker.restart)
+    assert run.restarted_mid_stream, run.describe()
+    assert not run.missing, run.describe()
+    assert set(run.written) <= set(run.expected)  # nothing invented or torn
