@@ -23,6 +23,8 @@ from pathlib import Path
 
 import attrs
 
+from omconnect.testing.processes import terminate_process_group
+
 __all__ = ["RestartRun", "run_across_restart"]
 
 
@@ -108,7 +110,8 @@ def run_across_restart(
     with log.open("wb") as err:
         process = subprocess.Popen(
             [sys.executable, "-m", "omconnect.cli", "standalone", *args],
-            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
+            start_new_session=True)
     before = back = 0
     try:
         _wait(lambda: len(written()) >= restart_after, process, timeout)
@@ -118,11 +121,7 @@ def run_across_restart(
             back = len(written())
             _wait(lambda: len(written()) >= lines, process, timeout)
     finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
+        terminate_process_group(process, 30)
     got = out.read_text().splitlines() if out.exists() else []
     return RestartRun(expected=expected, written=got, before_restart=before, when_back=back,
                       log=log.read_text(errors="replace"))

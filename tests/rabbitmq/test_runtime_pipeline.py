@@ -17,6 +17,7 @@ import pytest
 from omconnect_rabbitmq.testing import BrokerHandle
 
 from omconnect.testing.pipeline_restart import run_across_restart
+from omconnect.testing.processes import terminate_process_group
 
 pytestmark = pytest.mark.rabbitmq
 
@@ -55,7 +56,8 @@ def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: st
     with log.open("wb") as err:
         worker_process = subprocess.Popen(
             [sys.executable, "-m", "omconnect.cli", "standalone", *args],
-            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
+            start_new_session=True)
     out = tmp_path / "out.txt"
     try:
         deadline = time.monotonic() + 60
@@ -64,11 +66,7 @@ def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: st
                 break
             time.sleep(0.2)
     finally:
-        worker_process.terminate()
-        try:
-            worker_process.wait(30)
-        except subprocess.TimeoutExpired:
-            worker_process.kill()
+        terminate_process_group(worker_process, 30)
     assert out.exists(), f"no output; worker log:\n{log.read_text()[-3000:]}"
     got = out.read_bytes()
     lines = got.count(b"\n")
