@@ -84,7 +84,10 @@ class SecretScrubbingFilter(logging.Filter):
         secrets = self._secrets.values()
         if not secrets:
             return True
-        message = record.getMessage()
+        try:
+            message = record.getMessage()
+        except Exception:  # a malformed log call: the handler reports it when formatting
+            return True
         scrubbed = scrub(message, secrets)
         if scrubbed != message:
             record.msg, record.args = scrubbed, None

@@ -59,3 +59,10 @@ def test_a_forgotten_owner_is_no_longer_scrubbed_and_longer_values_win():
     record = logging.LogRecord("x", logging.INFO, __file__, 1, "abcd", None, None)
     assert SecretScrubbingFilter(secrets).filter(record) is True
     assert record.getMessage() == "abcd"
+
+
+def test_a_malformed_log_call_is_left_to_the_handler_not_raised_at_the_caller():
+    secrets = KnownSecrets()
+    secrets.set("a", ["abcd"])
+    record = logging.LogRecord("x", logging.INFO, __file__, 1, "%s and %s", ("one",), None)
+    assert SecretScrubbingFilter(secrets).filter(record) is True
