@@ -28,7 +28,7 @@ from omconnect.connector.connector import Connector, SinkConnector, SourceConnec
 from omconnect.connector.resolution import resolve_connector_class
 from omconnect.errors import ConfigError, ConnectError, PluginError
 from omconnect.runtime.restart_policy import RestartPolicy
-from omconnect.runtime.retry_with_tolerance import ErrorPolicy
+from omconnect.runtime.retry_with_tolerance import DEFAULT_DELIVERY_TIMEOUT_MS, ErrorPolicy
 from omconnect.runtime.worker_config import AT_LEAST_ONCE, EXACTLY_ONCE, RESTART_POLICIES
 from omconnect.transport.capabilities import Capabilities
 
@@ -91,7 +91,8 @@ COMMON_CONFIG_DEF = (
             documentation="How long (ms) a retriable failure is retried before it counts as "
             "failed; 0 no retry, -1 forever. For `poll`/`put`, 0 means retry until stopped "
             "(as Kafka Connect).")
-    .define("delivery.timeout.ms", ConfigType.LONG, 120000, validators=[Range(min=-1)],
+    .define("delivery.timeout.ms", ConfigType.LONG, DEFAULT_DELIVERY_TIMEOUT_MS,
+            validators=[Range(min=-1)],
             group="Error handling",
             documentation="Sources: how long (ms) messages the transport refused with a "
             "retriable error (a lost connection, a broker restarting) are sent again, with "
