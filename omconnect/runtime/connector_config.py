@@ -97,8 +97,9 @@ COMMON_CONFIG_DEF = (
             documentation="Sources: how long (ms) messages the transport refused with a "
             "retriable error (a lost connection, a broker restarting) are sent again, with "
             "the errors.retry backoff, before the failure counts per errors.tolerance; as "
-            "Kafka's producer delivery.timeout.ms. -1: until stopped. A longer "
-            "errors.retry.timeout extends it.")
+            "Kafka's producer delivery.timeout.ms. Sinks: how long a consumer poll or "
+            "commit failing with retriable errors is retried before the task fails. -1: "
+            "until stopped. A longer errors.retry.timeout extends it.")
     .define("errors.retry.delay.max.ms", ConfigType.LONG, 60000, validators=[Range(min=1)],
             group="Error handling",
             documentation="Longest wait between retries (the wait doubles from 300 ms).")

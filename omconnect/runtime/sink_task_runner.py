@@ -10,12 +10,19 @@ commits those to the group, never beyond what was put.
 A :class:`~omconnect.errors.RetriableError` from ``put`` keeps the batch: every assigned
 partition is paused, the consumer keeps polling (so it stays in its group), and the same
 batch is put again after a backoff; nothing is consumed twice.
+
+A retriable error from the consumer's ``poll`` or ``commit`` (a broker restarting, a lost
+connection) is retried with backoff, the consumer keeping its positions, for
+``delivery.timeout.ms`` (see :mod:`omconnect.runtime.transport_retry`); then the task
+fails naming the cause.
+
+The sink subscribes only to topics that exist (:mod:`omconnect.runtime.sink_topics`):
+sinks never create topics, they wait for them.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -44,8 +51,10 @@ from omconnect.runtime.retry_with_tolerance import (
     Tolerated,
     class_name,
 )
+from omconnect.runtime.sink_topics import SinkTopics
 from omconnect.runtime.task_runner import TaskRunner, TaskSetup
 from omconnect.runtime.transform_setup import TransformRunner
+from omconnect.runtime.transport_retry import TransportRetry
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, Producer, RebalanceListener
 
@@ -55,6 +64,8 @@ _log = logging.getLogger(__name__)
 
 _MAX_POLL_WAIT_S = 1.0
 _LAG_REFRESH_S = 1.0  # the lag metric's refresh period while polls come back empty
+_MISSING_TOPICS_FIRST_S = 0.2  # first look again for topics that do not exist yet ...
+_MISSING_TOPICS_MAX_S = 2.0  # ... doubling up to this
 
 
 class _Context(SinkTaskContext):
@@ -149,9 +160,13 @@ class SinkTaskRunner(TaskRunner):
         self._tp_cache: dict[tuple[str, int], TopicPartition] = {}
         self._reporter: ErrantRecordReporter | None = None
         self._topics: list[str] = []
+        self._missing: list[str] = []
+        self._missing_wait = _MISSING_TOPICS_FIRST_S
+        self._warned_old_messages: set[str] = set()
         self._lag_known = True
         self._lag_due = 0.0  # when the lag metric is next refreshed (monotonic seconds)
         self._closing = False
+        self._closing_commit = False  # the final commit of close(): failures are only logged
         worker = setup.worker
         self._flush_interval_s = worker["offset.flush.interval.ms"] / 1000.0
         self._flush_timeout_s = worker["offset.flush.timeout.ms"] / 1000.0
@@ -177,6 +192,13 @@ class SinkTaskRunner(TaskRunner):
             metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
         self._transforms = TransformRunner.from_config(settings.values, self._errors)
         self._reporter = _Reporter(self)
+        where = str(self.id)
+        self._poll_retry = TransportRetry("poll", settings.errors, where=where,
+                                          connector=self.id.connector, task=self.id.task)
+        self._commit_retry = TransportRetry("commit", settings.errors, where=where,
+                                            connector=self.id.connector, task=self.id.task)
+        self._sink_topics = SinkTopics(settings.topics, settings.topics_regex,
+                                       settings.errors.dlq_topic, setup.transport.admin)
         options = setup.worker.prefixed("consumer.")
         options.pop("max.poll.records", None)
         self._consumer = setup.transport.consumer(self.group, options=options or None)
@@ -191,24 +213,46 @@ class SinkTaskRunner(TaskRunner):
         return self._producer
 
     def _subscribe(self) -> None:
-        settings = self.setup.settings
-        regex = settings.topics_regex
-        if regex is None:
-            topics = settings.topics
-        else:
-            pattern = re.compile(regex)
-            admin = self.setup.transport.admin()
-            try:
-                topics = sorted(t for t in admin.list_topics() if pattern.fullmatch(t))
-            finally:
-                admin.close()
-            dlq = settings.errors.dlq_topic
-            topics = [t for t in topics if t != dlq]
+        """Subscribe to the topics that exist now (see :mod:`~omconnect.runtime.sink_topics`);
+        remember the named ones still missing.
+        """
+        found = self._sink_topics.lookup()
+        if found is None:  # the transport could not say now; ask again later
+            self._missing = self._missing or list(self.setup.settings.topics)
+            return
+        if found.missing and found.missing != self._missing:
+            _log.info("task %s: waiting for topics %s to be created (sink connectors do not "
+                      "create topics; a source connector or an admin does)", self.id,
+                      found.missing)
+        elif self._missing and not found.missing:
+            _log.info("task %s: every topic to read exists now", self.id)
+        self._missing = found.missing
+        topics = found.subscribe
         if topics != self._topics and topics:
             assert self._consumer is not None
             self._consumer.subscribe(topics, _Rebalance(self))
             _log.info("task %s subscribed to %s", self.id, topics)
+            self._warn_if_old_messages_lost(topics)
         self._topics = topics
+
+    def _warn_if_old_messages_lost(self, topics: Sequence[str]) -> None:
+        """Say, once per topic, when the transport cannot deliver to this group what was
+        sent before the group first subscribed.
+        """
+        transport = self.setup.transport
+        if transport.capabilities.new_subscriber_receives_old_messages:
+            return
+        for topic in topics:
+            if topic in self._warned_old_messages:
+                continue
+            self._warned_old_messages.add(topic)
+            _log.warning(
+                "sink connector %r reads topic %r on transport %r, which does not keep "
+                "messages for a group that did not exist yet "
+                "(new_subscriber_receives_old_messages is false): what was sent to %r "
+                "before group %r first subscribed is not delivered to it; see the "
+                "transport's page in docs/transports/", self.id.connector, topic,
+                transport.name, topic, self.group)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -219,6 +263,7 @@ class SinkTaskRunner(TaskRunner):
         next_commit = now + self._flush_interval_s
         next_refresh = now + self._regex_refresh_s
         regex = self.setup.settings.topics_regex is not None
+        next_missing = now + self._missing_wait
         reading = False  # whether the last poll returned records
         while not self.stopping.is_set():
             if self._seeks:
@@ -234,17 +279,30 @@ class SinkTaskRunner(TaskRunner):
             if regex and now >= next_refresh:
                 self._subscribe()
                 next_refresh = now + self._regex_refresh_s
+            elif self._missing and now >= next_missing:
+                self._subscribe()
+                self._missing_wait = min(self._missing_wait * 2, _MISSING_TOPICS_MAX_S)
+                next_missing = now + self._missing_wait
             if self._batch is not None and now >= self._batch_due:
                 self._deliver(self._batch, self._batch_offsets)
                 continue
             wait = min(_MAX_POLL_WAIT_S, max(0.0, next_commit - now))
             if self._batch is not None:
                 wait = min(wait, max(0.0, self._batch_due - now))
+            if self._missing:
+                wait = min(wait, max(0.0, next_missing - now))
             if not self._topics or (not self._can_pause and self._must_hold()):
                 self.stopping.wait(wait)
                 reading = False
                 continue
-            messages = consumer.poll(self._max_records, wait)
+            try:
+                messages = consumer.poll(self._max_records, wait)
+            except RetriableError as exc:
+                self.stopping.wait(self._poll_retry.failed(exc))
+                reading = False
+                continue
+            if self._poll_retry.failing:
+                self._poll_retry.succeeded()
             reading = bool(messages)
             if reading and not self.stopping.is_set():
                 self._process(messages)
@@ -502,12 +560,23 @@ class SinkTaskRunner(TaskRunner):
             return
         try:
             self._consumer.commit(to_commit)
+        except RetriableError as exc:
+            self.metrics.offset_commit_failures += 1
+            self._dirty = True
+            if self._closing_commit:
+                _log.warning("task %s: the final commit failed (retriable): %s; what it "
+                             "covered is delivered again", self.id, exc)
+            else:
+                self._commit_retry.failed(exc)  # raises once failures outlast the deadline
+            return
         except Exception:
             self.metrics.offset_commit_failures += 1
             _log.exception("task %s: committing offsets failed; retrying at the next commit",
                            self.id)
             self._dirty = True
             return
+        if self._commit_retry.failing:
+            self._commit_retry.succeeded()
         covered = sum(max(0, o - self._committed.get(tp, o)) for tp, o in to_commit.items())
         self._committed.update(to_commit)
         self.metrics.record_offset_commit(covered)
@@ -553,6 +622,7 @@ class SinkTaskRunner(TaskRunner):
     def _close(self, *, failed: bool) -> None:
         try:
             if self._consumer is not None and not failed and not self._abandoned:
+                self._closing_commit = True
                 self._commit()
             if self._assignment:
                 assignment, self._assignment = self._assignment, frozenset()

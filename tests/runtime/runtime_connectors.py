@@ -24,7 +24,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, ClassVar
 
@@ -33,8 +33,9 @@ from omconnect.config import ConfigDef, ConfigType
 from omconnect.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
 from omconnect.data import STRING_SCHEMA
 from omconnect.errors import ConnectError, RetriableError, SendError, TransportError
-from omconnect.records import RecordMetadata, SinkRecord, SourceRecord
-from omconnect.transport import Capabilities, Message, Producer
+from omconnect.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
+from omconnect.transport import Admin, Capabilities, Consumer, Message, Producer, TopicSpec
+from omconnect.transport.spi import RebalanceListener, StartFrom
 from omconnect.transports.memory import MemoryTransport
 
 STATE: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(list))
@@ -340,6 +341,19 @@ class Gate:
             self._error: Callable[[], BaseException] = lambda: TransportError("lost")
             self._fail_times = 0
             self._held: list[tuple[Future[list[RecordMetadata]], Future[Any]]] = []
+            self.consumer_faults: dict[str, list[BaseException]] = {"poll": [], "commit": []}
+            self.consumer_calls: dict[str, int] = {"poll": 0, "commit": 0}
+
+    def fail_consumer(self, call: str, errors: Sequence[BaseException]) -> None:
+        """Make the next ``len(errors)`` consumer ``call``s (poll or commit) raise these."""
+        with self._lock:
+            self.consumer_faults[call] = list(errors)
+
+    def consumer_fault(self, call: str) -> BaseException | None:
+        with self._lock:
+            self.consumer_calls[call] += 1
+            faults = self.consumer_faults[call]
+            return faults.pop(0) if faults else None
 
     def hold(self, predicate: Callable[[Message], bool]) -> None:
         """Hold acknowledgements of batches holding a matching message until release()."""
@@ -403,8 +417,64 @@ class _GatedProducer(Producer):
         self._inner.close(timeout)
 
 
+class _GatedConsumer(Consumer):
+    """A memory consumer whose poll and commit raise what :data:`GATE` says first, and
+    whose subscribe creates missing topics with one partition (as a Kafka consumer does
+    with ``auto.create.topics``).
+    """
+
+    def __init__(self, inner: Consumer, admin: Callable[[], Admin]) -> None:
+        self._inner = inner
+        self._admin = admin
+
+    def subscribe(self, topics: Sequence[str],
+                  listener: RebalanceListener | None = None) -> None:
+        admin = self._admin()
+        admin.create_topics([TopicSpec(t, 1) for t in topics])
+        self._inner.subscribe(topics, listener)
+
+    def poll(self, max_records: int, timeout: float) -> list[Message]:
+        fault = GATE.consumer_fault("poll")
+        if fault is not None:
+            raise fault
+        return self._inner.poll(max_records, timeout)
+
+    def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
+        fault = GATE.consumer_fault("commit")
+        if fault is not None:
+            raise fault
+        self._inner.commit(offsets)
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def assignment(self) -> frozenset[TopicPartition]:
+        return self._inner.assignment()
+
+    def committed(self, partitions: Iterable[TopicPartition]
+                  ) -> dict[TopicPartition, int | None]:
+        return self._inner.committed(partitions)
+
+    def offset_range(self, partition: TopicPartition) -> tuple[int, int]:
+        return self._inner.offset_range(partition)
+
+    def seek(self, partition: TopicPartition, offset: int) -> None:
+        self._inner.seek(partition, offset)
+
+    def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        self._inner.pause(partitions)
+
+    def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        self._inner.resume(partitions)
+
+    def wakeup(self) -> None:
+        self._inner.wakeup()
+
+
 class GatedTransport(MemoryTransport):
-    """The memory transport whose producers' acknowledgements go through :data:`GATE`."""
+    """The memory transport whose producers' acknowledgements, and consumers' polls and
+    commits, go through :data:`GATE`.
+    """
 
     name: ClassVar[str] = "gated"
 
@@ -414,6 +484,11 @@ class GatedTransport(MemoryTransport):
 
     def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
         return _GatedProducer(super().producer(options))
+
+    def consumer(self, group: str | None = None, *, start: StartFrom = "earliest",
+                 options: Mapping[str, Any] | None = None) -> Consumer:
+        return _GatedConsumer(super().consumer(group, start=start, options=options),
+                              self.admin)
 
 
 plugins.register_alias(plugins.TRANSPORTS, "gated", f"{__name__}:GatedTransport")

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from runtime_connectors import STATE
+import time
+
+from runtime_connectors import GATE, STATE
 from runtime_support import eventually, read_topic, sink_config, source_config
 from test_error_handling import _headers, _json, _produce
 
+from omconnect.errors import RetriableTransportError
 from omconnect.runtime import StandaloneHerder
 
 
@@ -123,3 +126,54 @@ def test_a_sink_reports_its_partitions_and_a_lag_that_does_not_wait_for_commits(
         _produce(worker_config, "in", [_json(f"v{n}") for n in range(25)])
         eventually(lambda: herder.metrics()[0].lag == 26, what="lag 26")
         assert STATE["listing"]["records"] == []
+
+
+def test_a_sink_waits_for_its_topic_and_never_creates_it(gated_config):
+    # The gated transport's consumers create what they subscribe to, with 1 partition.
+    worker_config = {"memory.namespace": gated_config["gated.namespace"]}
+    config = dict(gated_config, **{"topic.creation.default.partitions": 3})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(sink_config(topics="counting-out"))
+        eventually(lambda: herder.connector_status("listing").tasks[0].state.value
+                   == "RUNNING")
+        time.sleep(0.5)  # long enough for a sink that creates topics to have done so
+        assert "counting-out" not in _topics(worker_config)
+        herder.create_connector(source_config(records=50, batch=25, streams=6))
+        eventually(lambda: len(STATE["listing"]["records"]) == 300)
+        # The source's layout (topic.creation.default.partitions), not a sink's default.
+        assert _topics(worker_config)["counting-out"].partitions == 3
+        assert len({r[4] for r in STATE["listing"]["records"]}) == 300
+
+
+def test_retriable_poll_and_commit_failures_are_retried_keeping_positions(gated_config):
+    GATE.fail_consumer("poll", [RetriableTransportError("broker restarting")] * 3)
+    GATE.fail_consumer("commit", [RetriableTransportError("broker restarting")] * 2)
+    with StandaloneHerder(gated_config) as herder:
+        herder.create_connector(source_config(records=40, batch=10, streams=5))
+        herder.create_connector(sink_config(topics="counting-out"))
+        eventually(lambda: len(STATE["listing"]["records"]) == 200)
+        eventually(lambda: herder.offsets("listing").offsets
+                   and herder.offsets("listing").offsets[0]["offset"]["kafka_offset"] == 200)
+        assert herder.connector_status("listing").tasks[0].state.value == "RUNNING"
+        assert len({r[4] for r in STATE["listing"]["records"]}) == 200
+        assert GATE.consumer_calls["poll"] > 3 and GATE.consumer_calls["commit"] > 2
+
+
+def test_a_poll_failing_past_the_delivery_timeout_fails_the_task_naming_it(gated_config):
+    GATE.fail_consumer("poll", [RetriableTransportError("broker gone")] * 1000)
+    with StandaloneHerder(gated_config) as herder:
+        herder.create_connector(source_config(records=10, batch=10))
+        herder.create_connector(sink_config(topics="counting-out",
+                                            delivery_timeout_ms=700))
+        eventually(lambda: herder.connector_status("listing").tasks[0].state.value
+                   == "FAILED", timeout=15)
+        trace = herder.connector_status("listing").tasks[0].trace or ""
+        assert "poll kept failing with retriable transport errors" in trace
+        assert "broker gone" in trace
+
+
+def _topics(worker_config):
+    from omconnect.transports.memory import MemoryTransport
+
+    with MemoryTransport({"namespace": worker_config["memory.namespace"]}) as transport:
+        return transport.admin().list_topics()
