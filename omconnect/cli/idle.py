@@ -3,10 +3,11 @@
 A worker is idle when, for the whole window, no task moved a record: no source polled,
 sent or had acknowledged anything and none has records in flight, and no sink read or put
 anything and none lags behind where the transport reports lag. Every task must have
-started (a task not yet RUNNING is not idle) or have failed (a FAILED task will not move
-more; the exit code reports it). A sink connector none of whose running tasks has a
-partition assigned yet is still joining its consumer group, so it is not idle either
-(a ``topics.regex`` that matches no topic keeps it so: stop such a worker yourself).
+started (a task not yet RUNNING is not idle), have failed (a FAILED task will not move
+more; the exit code reports it) or belong to a STOPPED connector. A sink connector none
+of whose running tasks has a partition assigned yet is still joining its consumer group
+or waiting for its topics to be created, so it is not idle either (a ``topics.regex``
+that matches no topic keeps it so: stop such a worker yourself).
 
 This is meant for demos, tests and batch runs that read a finite input.
 """
@@ -19,7 +20,7 @@ from omconnect.runtime.metrics import TaskMetricsSnapshot
 
 __all__ = ["IdleWatch"]
 
-_SETTLED = frozenset({"RUNNING", "PAUSED", "FAILED"})
+_SETTLED = frozenset({"RUNNING", "PAUSED", "FAILED", "STOPPED"})
 
 
 def _activity(snap: TaskMetricsSnapshot) -> tuple[int, ...]:

@@ -29,6 +29,7 @@ from typing import Any
 from omconnect.config.files import load_config_file
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.worker_config import WorkerConfig
 
 __all__ = ["add_parser", "run"]
 
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
         return 2
     try:
-        herder = StandaloneHerder(load_config_file(args.worker))
+        herder = StandaloneHerder(WorkerConfig.parse(load_config_file(args.worker),
+                                                     origin=args.worker))
     except ConfigError as exc:
         print(f"omconnect offsets: {args.worker}: {exc}", file=sys.stderr)
         return 2

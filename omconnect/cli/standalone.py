@@ -10,9 +10,12 @@ Order of events:
    status 2 before any connector starts.
 3. The connector configs are stored as written, references unresolved (created, or
    replacing a stored config of the same name; a relative ``${file:...}`` path is made
-   absolute from the config file's directory), then the worker starts every stored
-   connector, resolving its references: those given here, and any created earlier (e.g.
-   through the REST API) on the same transport and storage namespaces.
+   absolute from the config file's directory), then the worker starts the connectors
+   given here and those created through its REST API in earlier runs, resolving their
+   references. Storage namespaces are this worker's own (derived from the host and the
+   worker file's path unless set; see :mod:`omconnect.runtime.storage_namespaces`), so
+   another worker's connectors are never run here; a connector given on an earlier
+   command line and not this one is not run either (its config and offsets are kept).
 4. While running: on a terminal, one live progress line per task; otherwise a structured
    ``progress`` log line per task every ``--status-interval`` seconds.
 5. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
@@ -46,6 +49,8 @@ from omconnect.config.files import load_config_file, load_config_file_as_written
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError, MissingExtraError
 from omconnect.runtime import StandaloneHerder, tune_gc
+from omconnect.runtime.config_store import COMMAND_LINE
+from omconnect.runtime.worker_config import WorkerConfig
 
 __all__ = ["add_parser", "run"]
 
@@ -146,10 +151,6 @@ def _prepare(worker_path: str, connector_paths: list[str]
 
     """
     worker = _load(worker_path, "worker config")
-    try:
-        herder = StandaloneHerder(worker)
-    except ConfigError as exc:
-        raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
     configs = [(path, _load(path, "connector config", resolve=False))
                for path in connector_paths]
     problems: list[str] = []
@@ -160,6 +161,11 @@ def _prepare(worker_path: str, connector_paths: list[str]
             problems.append(f"{path}: name {name!r} is also the name in {names[name]}; "
                             "connector names must be unique")
         names.setdefault(name, path)
+    try:
+        herder = StandaloneHerder(WorkerConfig.parse(worker, origin=worker_path),
+                                  command_line=[n for n in names if n])
+    except ConfigError as exc:
+        raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
     herder.open()
     try:
         for path, config in configs:
@@ -175,7 +181,7 @@ def _prepare(worker_path: str, connector_paths: list[str]
             raise ConfigError("\n".join(problems))
         for path, config in configs:
             name = str(config["name"]).strip()
-            _, created = herder.put_connector_config(name, config)
+            _, created = herder.put_connector_config(name, config, origin=COMMAND_LINE)
             _log.info("%s connector %r from %s", "created" if created else "updated", name,
                       path)
     except BaseException:
@@ -217,8 +223,12 @@ class _Runner:
         try:
             others = sorted(set(self.herder.connectors()) - set(self.names))
             for name in others:
-                _log.info("also running connector %r, stored by an earlier run (e.g. created "
-                          "through the REST API)", name)
+                _log.info("also running connector %r, created through the REST API in an "
+                          "earlier run of this worker", name)
+            for name in sorted(self.herder.left_alone):
+                _log.info("not running connector %r: an earlier run was given it on the "
+                          "command line, this one is not (its config and offsets are "
+                          "kept)", name)
             self.herder.start()
             if self.start_rest is not None:
                 self.rest = self.start_rest(self.herder, host=self.args.rest_host,

@@ -2,10 +2,14 @@
 
 Layout:
 
-* namespace ``config.storage.namespace`` (default ``connect-configs``), key
-  ``connector-<name>``: ``{"config": {...}, "target": "RUNNING"|"PAUSED"|"STOPPED"}`` as
-  JSON. One key per connector, so a config and its target state change together.
-* namespace ``status.storage.namespace`` (default ``connect-status``), keys
+* namespace ``config.storage.namespace`` (default ``connect-configs-<standalone id>``), key
+  ``connector-<name>``: ``{"config": {...}, "target": "RUNNING"|"PAUSED"|"STOPPED",
+  "origin": "command-line"|"api"}`` as JSON. One key per connector, so a config and its
+  target state change together. ``origin`` says where the connector came from: a config
+  file on ``omconnect standalone``'s command line (run again only when given again) or
+  the REST/Python API (run by every start of the worker). A record without one is
+  ``api``.
+* namespace ``status.storage.namespace`` (default ``connect-status-<standalone id>``), keys
   ``status-connector-<name>`` and ``status-task-<name>-<n>``:
   ``{"state": ..., "worker_id": ..., "trace": ...}``.
 
@@ -21,14 +25,37 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+import attrs
+
 from omconnect.config.types import Password
 from omconnect.connector.lifecycle import State
 from omconnect.transport.spi import KeyValueStore
 
-__all__ = ["TARGET_STATES", "ConfigStore", "StatusStore"]
+__all__ = ["API", "COMMAND_LINE", "TARGET_STATES", "ConfigStore", "StatusStore",
+           "StoredConnector"]
 
 TARGET_STATES = (State.RUNNING, State.PAUSED, State.STOPPED)
+COMMAND_LINE = "command-line"
+"""Origin of a connector given as a file on ``omconnect standalone``'s command line."""
+API = "api"
+"""Origin of a connector created through the REST or Python API."""
 _CONNECTOR = "connector-"
+
+
+@attrs.frozen
+class StoredConnector:
+    """A connector as the config store holds it.
+
+    Attributes:
+        config: Its config, as written.
+        target: Its target state.
+        origin: :data:`COMMAND_LINE` or :data:`API`.
+
+    """
+
+    config: dict[str, Any]
+    target: State
+    origin: str = API
 
 
 def _jsonable(value: Any) -> Any:
@@ -48,30 +75,33 @@ class ConfigStore:
     def __init__(self, store: KeyValueStore) -> None:
         self._store = store
 
-    def put(self, name: str, config: Mapping[str, Any], target: State) -> None:
-        """Store ``name``'s config and target state together."""
-        data = json.dumps({"config": dict(config), "target": target.value}, sort_keys=True,
-                          default=_jsonable)
+    def put(self, name: str, config: Mapping[str, Any], target: State,
+            origin: str = API) -> None:
+        """Store ``name``'s config, target state and origin together."""
+        data = json.dumps({"config": dict(config), "target": target.value,
+                           "origin": origin}, sort_keys=True, default=_jsonable)
         self._store.put(_CONNECTOR + name, data.encode())
 
     def delete(self, name: str) -> None:
         """Forget ``name``."""
         self._store.put(_CONNECTOR + name, None)
 
-    def get(self, name: str) -> tuple[dict[str, Any], State] | None:
-        """``name``'s (config, target state), or ``None``."""
+    def get(self, name: str) -> StoredConnector | None:
+        """``name`` as stored, or ``None``."""
         data = self._store.get(_CONNECTOR + name)
         return None if data is None else _decode(data)
 
-    def all(self) -> dict[str, tuple[dict[str, Any], State]]:
-        """Every stored connector: name → (config, target state)."""
+    def all(self) -> dict[str, StoredConnector]:
+        """Every stored connector, by name."""
         return {key[len(_CONNECTOR):]: _decode(value)
                 for key, value in self._store.scan(_CONNECTOR)}
 
 
-def _decode(data: bytes) -> tuple[dict[str, Any], State]:
+def _decode(data: bytes) -> StoredConnector:
     record = json.loads(data)
-    return dict(record["config"]), State(record.get("target", "RUNNING"))
+    return StoredConnector(config=dict(record["config"]),
+                           target=State(record.get("target", "RUNNING")),
+                           origin=str(record.get("origin") or API))
 
 
 class StatusStore:

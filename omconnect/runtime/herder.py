@@ -10,6 +10,11 @@ Everything the CLI and the REST API do goes through :class:`StandaloneHerder`::
 Connector configs and target states live in the transport's key/value store
 (``config.storage.namespace``), so a restarted worker resumes its connectors as they were
 (running, paused or stopped); source offsets live there too (``offset.storage.namespace``).
+The namespaces are the worker's own by default (see
+:mod:`~omconnect.runtime.storage_namespaces`). A herder given ``command_line`` (what
+``omconnect standalone`` does) runs the connectors named there and those created through
+the API; a connector stored by an earlier run's command line and not named again is left
+alone (stored, not run), as Kafka Connect's standalone worker runs only what it is given.
 
 Configs are stored and shown as written: ``${env:...}``/``${file:...}`` references are
 resolved each time a connector starts or restarts (so a rotated secret is picked up by a
@@ -49,7 +54,13 @@ from omconnect.connector.connector import SinkConnector, SourceConnector
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.records import TopicPartition
-from omconnect.runtime.config_store import TARGET_STATES, ConfigStore, StatusStore
+from omconnect.runtime.config_store import (
+    API,
+    COMMAND_LINE,
+    TARGET_STATES,
+    ConfigStore,
+    StatusStore,
+)
 from omconnect.runtime.connector_config import (
     ConfigValidation,
     ConnectorSettings,
@@ -94,6 +105,7 @@ class _Entry:
     name: str
     config: dict[str, Any]
     target: State
+    origin: str = API
     kind: str = "unknown"
     runner: ConnectorRunner | None = None
     state: State = State.UNASSIGNED  # the connector's state when there is no runner
@@ -128,15 +140,22 @@ class StandaloneHerder:
     Args:
         worker_config: The worker's settings (parsed now; a ``ConfigError`` names any bad
             key), or an already parsed :class:`~omconnect.runtime.WorkerConfig`.
+        command_line: The names of the connectors given on a standalone command line:
+            stored connectors that came from an earlier command line and are not among
+            them are not loaded (``None``: load every stored connector).
 
     Opening the transport happens in :meth:`open` (implicitly in :meth:`start`). A herder
     that is opened but not started is an offline tool: it reads and changes stored
     configs and offsets without running anything (``omconnect offsets`` uses that).
     """
 
-    def __init__(self, worker_config: WorkerConfig | Mapping[str, Any] | None = None) -> None:
+    def __init__(self, worker_config: WorkerConfig | Mapping[str, Any] | None = None, *,
+                 command_line: Sequence[str] | None = None) -> None:
         self.config = worker_config if isinstance(worker_config, WorkerConfig) \
             else WorkerConfig.parse(worker_config)
+        self._command_line = None if command_line is None else frozenset(command_line)
+        self.left_alone: list[str] = []
+        """Stored connectors of an earlier command line that this herder did not load."""
         self._lock = threading.RLock()
         self._entries: dict[str, _Entry] = {}
         self._worker: Worker | None = None
@@ -174,9 +193,14 @@ class StandaloneHerder:
                 raise
             self._worker = worker
             self._scheduler = Scheduler()
-            for name, (config, target) in self._configs.all().items():
-                self._entries[name] = _Entry(name=name, config=config, target=target,
-                                             kind=_kind_of(config))
+            for name, stored in self._configs.all().items():
+                if (self._command_line is not None and stored.origin == COMMAND_LINE
+                        and name not in self._command_line):
+                    self.left_alone.append(name)
+                    continue
+                self._entries[name] = _Entry(name=name, config=stored.config,
+                                             target=stored.target, origin=stored.origin,
+                                             kind=_kind_of(stored.config))
 
     def start(self) -> None:
         """Open, then start every stored connector in its target state."""
@@ -342,10 +366,12 @@ class StandaloneHerder:
     # -- changes --------------------------------------------------------------------------
 
     def create_connector(self, config: Mapping[str, Any],
-                         *, initial_state: State | str = State.RUNNING) -> ConnectorInfo:
+                         *, initial_state: State | str = State.RUNNING,
+                         origin: str = API) -> ConnectorInfo:
         """Validate ``config`` and create the connector; it starts at once (when the herder
         runs) in ``initial_state`` (RUNNING, PAUSED or STOPPED). The config is stored as
-        written (a ``ResolvedConfig`` as its references).
+        written (a ``ResolvedConfig`` as its references), with its ``origin``
+        (:data:`~omconnect.runtime.config_store.API` or ``COMMAND_LINE``).
 
         Raises:
             ConfigError: The config is invalid (every problem, per key); nothing started.
@@ -361,17 +387,18 @@ class StandaloneHerder:
                 raise ConnectorExistsError(f"connector {name!r} already exists; delete it or "
                                            "update its config", connector=name)
             assert self._configs is not None
-            self._configs.put(name, config, target)
+            self._configs.put(name, config, target, origin)
             entry = self._entries[name] = _Entry(name=name, config=config, target=target,
-                                                 kind=_kind_of(config))
+                                                 origin=origin, kind=_kind_of(config))
             if self._running:
                 self._start_entry(entry)
             return self.connector_info(name)
 
-    def put_connector_config(self, name: str, config: Mapping[str, Any]
-                             ) -> tuple[ConnectorInfo, bool]:
+    def put_connector_config(self, name: str, config: Mapping[str, Any], *,
+                             origin: str | None = None) -> tuple[ConnectorInfo, bool]:
         """Create ``name`` with ``config``, or replace its config and restart it (in its
-        target state).
+        target state). ``origin`` (default: API for a new connector, unchanged for an
+        existing one) says where it came from.
 
         Returns:
             The connector's info, and whether it was created.
@@ -390,9 +417,11 @@ class StandaloneHerder:
         with self._lock:
             entry = self._entries.get(name)
             if entry is None:
-                return self.create_connector(config), True
+                return self.create_connector(config, origin=origin or API), True
             assert self._configs is not None
-            self._configs.put(name, config, entry.target)
+            if origin is not None:
+                entry.origin = origin
+            self._configs.put(name, config, entry.target, entry.origin)
             self._halt_entry(entry)
             entry.config = config
             entry.kind = _kind_of(config)
@@ -708,7 +737,7 @@ class StandaloneHerder:
     def _set_target(self, entry: _Entry, target: State) -> None:
         assert self._configs is not None
         if entry.target is not target:
-            self._configs.put(entry.name, entry.config, target)
+            self._configs.put(entry.name, entry.config, target, entry.origin)
             entry.target = target
 
     def _start_entry(self, entry: _Entry, *, with_tasks: bool = True) -> None:

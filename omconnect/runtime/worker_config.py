@@ -15,6 +15,7 @@ import logging
 import os
 import socket
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import attrs
@@ -24,6 +25,7 @@ from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import NonEmptyString, OneOf, Range
 from omconnect.errors import ConfigError, PluginError
+from omconnect.runtime.storage_namespaces import derive_standalone_id, storage_namespaces
 from omconnect.transport.spi import Transport
 
 __all__ = [
@@ -68,17 +70,27 @@ WORKER_CONFIG_DEF = (
             group="Offsets",
             documentation="On stop, the longest a source task waits for the transport to "
             "acknowledge records in flight before committing what was acknowledged.")
-    .define("offset.storage.namespace", ConfigType.STRING, "connect-offsets",
+    .define("standalone.id", ConfigType.STRING, None, validators=[NonEmptyString()],
+            group="Storage",
+            documentation="Names this worker's own storage namespaces "
+            "(`connect-configs-<id>`, `connect-offsets-<id>`, `connect-status-<id>`). "
+            "Default: derived from the host name and the worker config file's absolute "
+            "path, so the same file on the same host resumes and any other worker keeps "
+            "to itself. Workers given the same id share their connectors on purpose.")
+    .define("offset.storage.namespace", ConfigType.STRING, None,
             validators=[NonEmptyString()], group="Offsets",
-            documentation="Key/value store namespace of the transport holding source offsets.")
-    .define("config.storage.namespace", ConfigType.STRING, "connect-configs",
+            documentation="Key/value store namespace of the transport holding source "
+            "offsets. Default: `connect-offsets-<standalone.id>`; set it to share offsets "
+            "on purpose.")
+    .define("config.storage.namespace", ConfigType.STRING, None,
             validators=[NonEmptyString()], group="Storage",
             documentation="Key/value store namespace holding connector configs and target "
-            "states, so a restarted worker resumes its connectors.")
-    .define("status.storage.namespace", ConfigType.STRING, "connect-status",
+            "states, so a restarted worker resumes its connectors. Default: "
+            "`connect-configs-<standalone.id>`.")
+    .define("status.storage.namespace", ConfigType.STRING, None,
             validators=[NonEmptyString()], group="Storage",
             documentation="Key/value store namespace holding the last known connector and "
-            "task states.")
+            "task states. Default: `connect-status-<standalone.id>`.")
     .define("task.shutdown.graceful.timeout.ms", ConfigType.LONG, 5000,
             validators=[Range(min=0)], importance=Importance.MEDIUM, group="Tasks",
             documentation="How long stopping a task may take; a task still blocked after "
@@ -200,11 +212,15 @@ class WorkerConfig:
     notes: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, config: Mapping[str, Any] | None = None) -> WorkerConfig:
+    def parse(cls, config: Mapping[str, Any] | None = None, *,
+              origin: str | Path | None = None) -> WorkerConfig:
         """Validate and parse a worker configuration.
 
         Args:
             config: The settings (strings from a file, or typed values).
+            origin: The file the settings came from; with the host name it identifies
+                the worker when ``standalone.id`` is not set (see
+                :mod:`~omconnect.runtime.storage_namespaces`).
 
         Raises:
             ConfigError: Listing every bad key, each named as written (transport options
@@ -240,6 +256,9 @@ class WorkerConfig:
         values = WORKER_CONFIG_DEF.parse(raw, what="worker configuration")
         if not values.get("worker.id"):
             values["worker.id"] = _default_worker_id()
+        if not values.get("standalone.id"):
+            values["standalone.id"] = derive_standalone_id(origin)
+        values.update(storage_namespaces(values, str(values["standalone.id"])))
         notes = tuple(_notes(raw, transport_name))
         for note in notes:
             _log.info("worker configuration: %s", note)

@@ -13,6 +13,7 @@ import pytest
 
 from omconnect.cli import main
 from omconnect.records import TopicPartition
+from omconnect.runtime.storage_namespaces import derive_standalone_id
 from omconnect.transports.embedded import EmbeddedTransport
 
 IN_VAR = "OMC_CLI_REFS_INPUT"
@@ -52,8 +53,10 @@ def _lines(data: Path, topic: str) -> list[Any]:
 
 
 def _stored(data: Path) -> dict[str, Any]:
+    # The worker file w.properties (see _files) names the worker's own namespaces.
+    worker = data.parent / "w.properties"
     with EmbeddedTransport({"path": str(data)}) as transport:
-        store = transport.kv_store("connect-configs")
+        store = transport.kv_store(f"connect-configs-{derive_standalone_id(worker)}")
         return {key: json.loads(value)["config"] for key, value in store.scan("connector-")}
 
 

@@ -13,6 +13,7 @@ import httpx
 import pytest
 from rest_helpers import wait_for_state
 
+from omconnect.runtime.storage_namespaces import derive_standalone_id
 from omconnect.transports.embedded import EmbeddedTransport
 
 TOPIC_VAR = "OMC_REST_REFS_TOPIC"
@@ -33,7 +34,8 @@ def _config(**extra: Any) -> dict[str, Any]:
 
 def _stored(data: Path) -> dict[str, Any]:
     with EmbeddedTransport({"path": str(data)}) as transport:
-        store = transport.kv_store("connect-configs")
+        # A herder built without a worker file keeps its configs in its own namespace.
+        store = transport.kv_store(f"connect-configs-{derive_standalone_id(None)}")
         return {key: json.loads(value)["config"] for key, value in store.scan("connector-")}
 
 

@@ -10,6 +10,7 @@ import httpx
 from rest_helpers import eventually, state_of, wait_for_state
 
 from omconnect import __version__
+from omconnect.runtime.storage_namespaces import derive_standalone_id
 
 
 def _lines(path: Path) -> list[str]:
@@ -187,7 +188,9 @@ def test_the_root_names_the_version_and_the_plugins_are_listed(client: httpx.Cli
     root = client.get("/").json()
     assert root["version"] == __version__
     assert root["transport"] == "embedded"
-    assert root["kafka_cluster_id"] == "embedded:connect-configs"
+    # The config namespace is this worker's own: others on the transport never share it.
+    assert root["kafka_cluster_id"] == \
+        f"embedded:connect-configs-{derive_standalone_id(None)}"
     assert root["commit"]
 
     plugins = client.get("/connector-plugins").json()

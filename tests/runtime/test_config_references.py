@@ -19,6 +19,7 @@ from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.storage_namespaces import derive_standalone_id
 from omconnect.transports.embedded import EmbeddedTransport
 
 TOPIC_VAR = "OMC_REFS_TEST_TOPIC"
@@ -71,7 +72,8 @@ def _values(data_dir: Path, topic: str) -> list[str]:
 def _stored(data_dir: Path) -> dict[str, dict[str, Any]]:
     """Every stored connector record, read from the KV store without a herder."""
     with EmbeddedTransport({"path": str(data_dir)}) as transport:
-        store = transport.kv_store("connect-configs")
+        # A herder built without a worker file keeps its configs in its own namespace.
+        store = transport.kv_store(f"connect-configs-{derive_standalone_id(None)}")
         return {key: json.loads(value) for key, value in store.scan("connector-")}
 
 
