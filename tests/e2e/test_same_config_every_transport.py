@@ -132,8 +132,7 @@ def broker_options(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             ensure_server_running()
             vhost = start_vhost(workdir)
             started.append(vhost)
-            # Stream queues: the sink's group reads what was published before it joined.
-            return {"url": vhost.url, "streams": "true"}
+            return {"url": vhost.url}  # the transport's defaults (stream topics)
         from omconnect_pulsar.testing import lite_profile_options
         from omconnect_pulsar.testing import start_broker as start_lite
         lite = start_lite(workdir)

@@ -1,12 +1,13 @@
 """The conformance kit against the RabbitMQ transport, in both of its modes.
 
-* Classic mode (the default): topics are classic queues per group. A group only receives
-  messages published after its queues exist (``new_subscriber_receives_old_messages`` is
-  false), while most kit cases create a fresh group *after* producing. As a deployment
-  declares its queues before producing, :class:`GroupsDeclaredFirstKit` declares the two
-  groups a case will take from ``Kit.group()`` right after the case creates a topic.
-* Stream mode (``rabbitmq.streams=true``): every topic is a stream; replay, seek and new
-  groups reading old messages apply.
+* Classic mode (``rabbitmq.streams=false``): topics are classic queues per group. A group
+  only receives messages published after its queues exist
+  (``new_subscriber_receives_old_messages`` is false), while most kit cases create a
+  fresh group *after* producing. As a deployment declares its queues before producing,
+  :class:`GroupsDeclaredFirstKit` declares the two groups a case will take from
+  ``Kit.group()`` right after the case creates a topic.
+* Stream mode (``rabbitmq.streams=true``, the default): every topic is a stream; replay,
+  seek and new groups reading old messages apply.
 """
 
 from __future__ import annotations
@@ -78,7 +79,7 @@ class TestClassicConformance(TransportConformance):
 
     @pytest.fixture
     def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
-        return _factory(broker)
+        return _factory(broker, streams=False)
 
     @pytest.fixture
     def kit(self, request: pytest.FixtureRequest, transport_factory: Callable[[], Transport]

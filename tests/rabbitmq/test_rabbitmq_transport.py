@@ -90,7 +90,7 @@ def test_classic_topology_is_as_documented(make_transport: MakeTransport, amqp: 
     """A classic topic is a direct exchange; a group's subscribe declares one durable
     queue per partition, bound with the partition number as routing key.
     """
-    transport = make_transport()
+    transport = make_transport(streams=False)
     topic, group = unique("topo"), unique("g")
     transport.admin().create_topics([TopicSpec(topic, 3)])
     assert exists(amqp, "exchange", topology.topic_exchange(topic))
@@ -251,7 +251,7 @@ def test_new_classic_group_sees_only_later_messages_unless_declared(
     rabbitmq.declare.groups declares a group's queues with the topic.
     """
     declared = unique("declared")
-    transport = make_transport(**{"declare.groups": [declared]})
+    transport = make_transport(streams=False, **{"declare.groups": [declared]})
     topic = unique("late")
     transport.admin().create_topics([TopicSpec(topic, 2)])
     producer = transport.producer()
@@ -273,7 +273,7 @@ def test_prefetch_bounds_what_the_broker_pushes(make_transport: MakeTransport,
     """The broker pushes at most ``prefetch`` messages beyond what was polled; a commit
     lets the rest flow.
     """
-    transport = make_transport(prefetch=10)
+    transport = make_transport(prefetch=10, streams=False)
     topic, group = unique("flow"), unique("g")
     transport.admin().create_topics([TopicSpec(topic, 1)])
     consumer = transport.consumer(group)
@@ -345,7 +345,7 @@ def test_stream_topics_in_classic_mode(make_transport: MakeTransport) -> None:
     seek work on them; on classic topics they are refused with a clear error.
     """
     replayable = unique("replay")
-    transport = make_transport(**{"stream.topics": [replayable]})
+    transport = make_transport(streams=False, **{"stream.topics": [replayable]})
     classic = unique("classic")
     transport.admin().create_topics([TopicSpec(replayable, 1), TopicSpec(classic, 1)])
     assert transport.capabilities.replayable is False, "capabilities are per transport"
@@ -375,7 +375,7 @@ def test_a_channel_closed_by_the_broker_is_reopened(make_transport: MakeTranspor
     unacknowledged messages go back to the queue and the member, still holding the
     partition, reads them again on a new channel.
     """
-    transport = make_transport()
+    transport = make_transport(streams=False)
     topic = unique("revive")
     transport.admin().create_topics([TopicSpec(topic, 1)])
     consumer = transport.consumer(unique("g"))
@@ -415,3 +415,43 @@ def test_stream_retention_arguments_pass_through(make_transport: MakeTransport,
     with pytest.raises(ValueError, match="x-queue-type"):
         transport.admin().create_topics([TopicSpec(unique("bad"), 1,
                                                    {"x-queue-type": "quorum"})])
+
+
+def test_topics_are_streams_by_default(make_transport: MakeTransport) -> None:
+    """The default keeps what Kafka gives: a group that subscribes after messages were
+    sent reads them all, from the first.
+    """
+    transport = make_transport()
+    assert transport.capabilities.new_subscriber_receives_old_messages
+    assert transport.capabilities.replayable
+    topic = unique("default")
+    producer = transport.producer()
+    producer.send([Message(topic, value=f"m{i}".encode()) for i in range(5)]).result(10)
+    late = transport.consumer(unique("g"))
+    late.subscribe([topic])
+    assert [m.value for m in drain(late, 5)] == [f"m{i}".encode() for i in range(5)]
+    for closeable in (late, producer):
+        closeable.close()
+
+
+def test_a_classic_send_that_no_queue_takes_is_not_acknowledged(
+        make_transport: MakeTransport) -> None:
+    """On a classic topic no group has subscribed to, the broker would confirm and drop
+    the message; it is returned instead and the send fails retriably (the runtime sends
+    it again and commits no source offset). Once a group's queues exist it is taken.
+    """
+    transport = make_transport(streams=False)
+    topic = unique("nobody")
+    transport.admin().create_topics([TopicSpec(topic, 2)])
+    producer = transport.producer()
+    with pytest.raises(SendError) as failed:
+        producer.send([Message(topic, key=b"k", value=b"lost?")]).result(10)
+    outcomes = failed.value.outcomes
+    assert all(isinstance(o, RetriableTransportError) for o in outcomes), outcomes
+    assert "no queue took" in str(outcomes[0])
+    group = transport.consumer(unique("g"))
+    group.subscribe([topic])
+    producer.send([Message(topic, key=b"k", value=b"kept")]).result(10)
+    assert [m.value for m in drain(group, 1)] == [b"kept"]
+    for closeable in (group, producer):
+        closeable.close()

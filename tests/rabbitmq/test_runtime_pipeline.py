@@ -37,9 +37,8 @@ def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: st
         "key.converter": "string", "value.converter": "string",
         "offset.flush.interval.ms": 500,
     }
-    if mode == "streams":
-        worker["rabbitmq.streams"] = "true"
-    else:
+    if mode == "classic":  # streams are the default
+        worker["rabbitmq.streams"] = "false"
         worker["rabbitmq.declare.groups"] = "connect-lines-out"
     source_text = "".join(f"line {i} {'é' * (i % 7)}\n" for i in range(LINES))
     (tmp_path / "in.txt").write_text(source_text, encoding="utf-8")
@@ -82,9 +81,8 @@ def test_a_broker_restart_mid_pipeline_loses_no_line(tmp_path: Path, broker: Bro
     repeats are allowed, losses are not).
     """
     worker: dict[str, object] = {"transport": "rabbitmq", "rabbitmq.url": broker.url}
-    if mode == "streams":
-        worker["rabbitmq.streams"] = "true"
-    else:
+    if mode == "classic":  # streams are the default
+        worker["rabbitmq.streams"] = "false"
         worker["rabbitmq.declare.groups"] = "connect-restart-out"
     run = run_across_restart(tmp_path, worker, restart=broker.restart)
     assert run.restarted_mid_stream, run.describe()

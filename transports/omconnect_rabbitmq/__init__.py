@@ -4,14 +4,16 @@ Features:
     * Topics with partitions on direct exchanges; a keyed message goes to Kafka's
       partition for its key (murmur2, :mod:`omconnect.transports.partitioning`), routed by
       the partition number, so order per key holds. Topics are created by the admin, a
-      first send or a first subscribe (``rabbitmq.default.partitions``).
+      first send or a first subscribe (``rabbitmq.default.partitions``); creation is
+      create-if-absent and atomic across processes (:mod:`omconnect_rabbitmq.admin`).
     * Two kinds of topic (the mapping is drawn in :mod:`omconnect_rabbitmq.topology`):
-      *classic* (default): a durable classic queue per (group, topic, partition); every
-      group receives every message published after its queues exist; a commit
-      acknowledges deliveries, and whatever is not acknowledged is delivered again.
-      *stream* (``rabbitmq.streams=true``, or per topic with ``rabbitmq.stream.topics``):
-      a stream queue per partition with the broker's offsets; replay, ``seek``,
-      ``assign``, ``offset_range``; groups' positions live in the key/value store.
+      *stream* (the default, ``rabbitmq.streams=true``): a stream queue per partition
+      with the broker's offsets; a new group reads from the first message kept; replay,
+      ``seek``, ``assign``, ``offset_range``; groups' positions live in the key/value
+      store. *classic* (``rabbitmq.streams=false``): a durable classic queue per (group,
+      topic, partition); every group receives every message published after its queues
+      exist; a commit acknowledges deliveries, and whatever is not acknowledged is
+      delivered again; a message no queue takes is not acknowledged (``mandatory``).
     * Publisher confirms as acknowledgements (asynchronous, on the producer's I/O thread):
       a send's future completes once the broker has written every message of the batch
       (persistent messages, durable queues: they survive a broker restart).
@@ -24,8 +26,8 @@ Features:
     * A key/value store on a stream per namespace (last write wins, survives broker and
       process restarts; :mod:`omconnect_rabbitmq.offsets`).
     * Capabilities are per transport: ``replayable`` and
-      ``new_subscriber_receives_old_messages`` are true only with ``rabbitmq.streams=true``
-      (every topic a stream).
+      ``new_subscriber_receives_old_messages`` are true with ``rabbitmq.streams=true`` (the
+      default: every topic a stream).
 
 Connection:
     ``rabbitmq.url`` is an AMQP URL naming the vhost
@@ -48,7 +50,7 @@ Options (written ``rabbitmq.<key>`` in a worker config):
       ``tls.server.name``: TLS for ``amqps://`` URLs.
     * ``default.partitions`` (1): partitions of a topic created implicitly.
     * ``max.message.bytes`` (8388608): largest message (key + value + headers).
-    * ``streams`` (false): every topic a stream.
+    * ``streams`` (true): every topic a stream (false: classic queues per group).
     * ``stream.topics`` (empty): topics that are streams anyway.
     * ``declare.groups`` (empty): groups whose queues are declared with every classic topic.
     * ``prefetch`` (1000): messages per partition the broker pushes ahead of polls.

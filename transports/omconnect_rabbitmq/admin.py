@@ -3,14 +3,24 @@
 :class:`Topology` is the transport's one place that declares and deletes exchanges and
 queues (see :mod:`omconnect_rabbitmq.topology` for the mapping). It records every topic in
 the catalog, the key/value store ``__omconnect.topics``: ``t<NUL><topic>`` holds the
-partition count and whether the topic is a stream; ``g<NUL><topic><NUL><group>`` records
-that a group declared queues on a classic topic, so deleting the topic deletes them too.
-Producers, consumers and admins of one transport share its :class:`Topology`.
+partition count, whether the topic is a stream and its queue arguments;
+``g<NUL><topic><NUL><group>`` records that a group declared queues on a classic topic, so
+deleting the topic deletes them too. Producers, consumers and admins of one transport
+share its :class:`Topology`.
+
+Creating a topic is create-if-absent, atomic across processes: the creator declares the
+topic's exchange, writes its layout to the catalog with
+:meth:`~omconnect_rabbitmq.offsets.StreamKeyValueStore.put_if_absent`, and declares the
+queues of the layout that won. Two creators of one topic at once (a source with
+``topic.creation.default.partitions=4`` and another with 1, in one process or two) both
+end with the first layout written, and every partition of it has its queue; a creator
+that lost logs the layout it adopted.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
@@ -41,6 +51,8 @@ from omconnect_rabbitmq.topology import (
 
 __all__ = ["RabbitMQAdmin", "TopicInfo", "Topology", "queue_arguments"]
 
+_log = logging.getLogger(__name__)
+
 STREAM_CONFIG = "rabbitmq.stream"
 """A topic's ``TopicSpec.config`` key that makes it a stream (``"true"``)."""
 
@@ -52,21 +64,27 @@ class TopicInfo:
     Attributes:
         partitions: The partition count.
         stream: Whether its partitions are stream queues (replayable).
+        arguments: The ``x-...`` arguments of its stream queues (retention).
 
     """
 
     partitions: int
     stream: bool
+    arguments: dict[str, Any] = attrs.field(factory=dict, eq=False)
 
     def encode(self) -> bytes:
         """The catalog value."""
-        return json.dumps({"partitions": self.partitions, "stream": self.stream}).encode()
+        data: dict[str, Any] = {"partitions": self.partitions, "stream": self.stream}
+        if self.arguments:
+            data["arguments"] = self.arguments
+        return json.dumps(data, sort_keys=True).encode()
 
     @classmethod
     def decode(cls, value: bytes) -> TopicInfo:
         """A catalog value read back."""
         data = json.loads(value)
-        return cls(partitions=int(data["partitions"]), stream=bool(data["stream"]))
+        return cls(partitions=int(data["partitions"]), stream=bool(data["stream"]),
+                   arguments=dict(data.get("arguments") or {}))
 
 
 def queue_arguments(spec: TopicSpec) -> dict[str, Any]:
@@ -212,42 +230,52 @@ class Topology:
         return info
 
     def create(self, specs: Sequence[TopicSpec]) -> None:
-        """Create topics that do not exist; existing ones are left as they are."""
+        """Create topics that do not exist; existing ones are left as they are. Atomic
+        per topic across processes (see the module docstring).
+        """
         for spec in specs:
             check_topic_spec(spec)
         existing = self.topics()
         wanted = {spec.name: spec for spec in specs if spec.name not in existing}
         if not wanted:
             return
-        infos = {name: TopicInfo(partitions=spec.partitions, stream=self.is_stream(spec))
-                 for name, spec in wanted.items()}
-        arguments = {name: {**STREAM_ARGUMENTS, **queue_arguments(spec)}
-                     for name, spec in wanted.items()}
+        self._run(f"declaring the exchanges of {sorted(wanted)}", lambda channel: [
+            channel.do("exchange_declare", topic_exchange(name), exchange_type="direct",
+                       durable=True) for name in wanted])
+        infos: dict[str, TopicInfo] = {}
+        for name, spec in wanted.items():
+            asked = TopicInfo(partitions=spec.partitions, stream=self.is_stream(spec),
+                              arguments=queue_arguments(spec) if self.is_stream(spec) else {})
+            won = TopicInfo.decode(self.catalog.put_if_absent(_topic_key(name), asked.encode()))
+            if won != asked or won.arguments != asked.arguments:
+                _log.info("topic %r was created at the same moment by another client with "
+                          "%d partition(s)%s; using that layout", name, won.partitions,
+                          " (stream)" if won.stream else "")
+            infos[name] = won
 
         def ops(channel: ChannelOps) -> list[Future[Any]]:
             futures = []
             for name, info in infos.items():
                 exchange = topic_exchange(name)
-                futures.append(channel.do("exchange_declare", exchange, exchange_type="direct",
-                                          durable=True))
-                for partition in range(info.partitions):
-                    if info.stream:
+                if info.stream:
+                    arguments = {**STREAM_ARGUMENTS, **info.arguments}
+                    for partition in range(info.partitions):
                         queue = stream_queue(name, partition)
                         futures.append(channel.do("queue_declare", queue, durable=True,
-                                                  arguments=arguments[name]))
+                                                  arguments=arguments))
                         futures.append(channel.do("queue_bind", queue, exchange,
                                                   routing_key=routing_key(partition)))
-                if not info.stream:
+                else:
                     for group in self.declare_groups:
                         futures += _declare_group_queues(channel, group, name, info)
             return futures
 
         self._run(f"creating topics {sorted(infos)}", ops)
-        entries: dict[str, bytes | None] = {_topic_key(n): i.encode() for n, i in infos.items()}
-        for name, info in infos.items():
-            if not info.stream:
-                entries.update({_group_key(name, g): b"1" for g in self.declare_groups})
-        self.catalog.put_many(entries)
+        groups: dict[str, bytes | None] = {
+            _group_key(name, group): b"1" for name, info in infos.items() if not info.stream
+            for group in self.declare_groups}
+        if groups:
+            self.catalog.put_many(groups)
 
     def declare_group(self, group: str, topics: Iterable[str]) -> dict[str, TopicInfo]:
         """Make sure ``group`` has its queues on every classic topic of ``topics``

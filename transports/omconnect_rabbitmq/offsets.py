@@ -15,6 +15,10 @@ The store keeps the map in memory and tails the stream:
   before it are applied.
 
 Last write wins in stream order, so two processes writing one key agree on its value.
+:meth:`StreamKeyValueStore.put_if_absent` is the exception that makes a compare-and-set:
+its record is marked, and every reader applies a marked item only when its key holds
+nothing at that point of the stream; the writer reads its own record back and learns
+the value that won. Two processes creating one topic at once thereby agree on one layout.
 Limits: the stream is never compacted (each write adds a record, each open reads them all;
 fine for offsets, written once per flush interval) and a value must fit in one message.
 """
@@ -43,6 +47,7 @@ from omconnect_rabbitmq.topology import STREAM_ARGUMENTS, kv_queue
 __all__ = ["StreamKeyValueStore", "decode_items", "encode_items"]
 
 _TOKEN = "omc-kv-token"
+_IF_ABSENT = "omc-kv-if-absent"
 _COUNT = struct.Struct(">I")
 _SIZE = struct.Struct(">i")
 _PREFETCH = 2000
@@ -161,11 +166,12 @@ class StreamKeyValueStore(KeyValueStore):
                 return
             self._next_offset = offset + 1
         items = decode_items(body) if body else []
+        if_absent = bool(headers.get(_IF_ABSENT))
         with self._lock:
             for key, value in items:
                 if value is None:
                     self._data.pop(key, None)
-                else:
+                elif not if_absent or key not in self._data:
                     self._data[key] = value
             token = headers.get(_TOKEN)
             if isinstance(token, bytes):
@@ -198,14 +204,17 @@ class StreamKeyValueStore(KeyValueStore):
             if not future.done():
                 future.set_exception(error)
 
-    def _publish(self, body: bytes, token: str) -> Future[None]:
+    def _publish(self, body: bytes, token: str, if_absent: bool = False) -> Future[None]:
         future: Future[None] = Future()
         channel = self._publisher
         if channel is None or channel.closed is not None:
             future.set_exception(RetriableTransportError(
                 f"key/value store {self.namespace!r} is reconnecting to the broker"))
             return future
-        properties = self._pika.BasicProperties(delivery_mode=2, headers={_TOKEN: token})
+        headers: dict[str, Any] = {_TOKEN: token}
+        if if_absent:
+            headers[_IF_ABSENT] = 1
+        properties = self._pika.BasicProperties(delivery_mode=2, headers=headers)
         try:
             channel.channel.basic_publish("", self._queue, body, properties)
         except Exception as exc:
@@ -216,7 +225,7 @@ class StreamKeyValueStore(KeyValueStore):
         return future
 
     # -- the store --------------------------------------------------------------------
-    def _write(self, body: bytes, what: str) -> None:
+    def _write(self, body: bytes, what: str, *, if_absent: bool = False) -> None:
         if self._closed:
             raise IllegalStateError(f"key/value store {self.namespace!r} is closed")
         token = uuid.uuid4().hex
@@ -224,7 +233,7 @@ class StreamKeyValueStore(KeyValueStore):
         with self._lock:
             self._waiting[token] = applied
         try:
-            self._io.call(lambda: self._publish(body, token), action=what)
+            self._io.call(lambda: self._publish(body, token, if_absent), action=what)
             applied.result(timeout=self._io.settings.timeout)
         except FutureTimeout:
             raise TransportTimeoutError(
@@ -268,6 +277,22 @@ class StreamKeyValueStore(KeyValueStore):
         if not items:
             return
         self._write(encode_items(items), f"writing key/value store {self.namespace!r}")
+
+    def put_if_absent(self, key: str, value: bytes) -> bytes:
+        """Store ``value`` under ``key`` unless the key holds a value already; return the
+        value the key holds afterwards (``value`` when this write won). Atomic across
+        processes: every reader applies the stream's writes in one order.
+
+        Raises:
+            TransportError: The write failed (nothing may be assumed stored).
+
+        """
+        self._write(encode_items({key: bytes(value)}),
+                    f"writing key/value store {self.namespace!r}", if_absent=True)
+        with self._lock:
+            won = self._data.get(key)
+        assert won is not None  # our own record was applied before _write returned
+        return won
 
     def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""

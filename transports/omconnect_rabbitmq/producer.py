@@ -10,16 +10,18 @@ connection before the confirm, fails the batch with a :class:`~omconnect.errors.
 whose outcomes are retriable errors: the messages may or may not be stored, so a retry
 gives at-least-once delivery.
 
-Messages to a stream topic are published ``mandatory``. After a broker restart a stream
-queue takes a moment to recover while clients can already connect, and meanwhile the
-broker finds no queue to route to, confirms the message with ``basic.ack`` and drops it
-(measured on RabbitMQ 3.10: the first 9-15 of 50 messages published right after
-``start_app``). With ``mandatory`` the broker returns such a message first
-(``basic.return``, matched to its delivery tag through ``message_id``), and the batch
-fails with a retriable error instead of being acknowledged. Classic topics are not
-published ``mandatory``: a message to a classic topic that no group has subscribed to
-yet has no queue by design (see the package docs), and their durable queues are routable
-as soon as clients can connect.
+Every message is published ``mandatory``, so a message no queue takes is returned
+(``basic.return``, matched to its delivery tag through ``message_id``) before the broker
+confirms it; the batch then fails with a :class:`~omconnect.errors.SendError` whose
+outcome for that message is a retriable error (the others are acknowledged), so the
+runtime sends only it again and never commits its source offset. Without it the broker
+confirms and drops such a message. It happens when:
+
+* a classic topic has no queue for a partition: no group has subscribed to the topic yet
+  (and ``rabbitmq.declare.groups`` names none), so nobody would ever read the message;
+* a stream queue is still recovering after a broker restart while clients can already
+  connect (measured on RabbitMQ 3.10: the first 9-15 of 50 messages published right
+  after ``start_app``).
 
 While the connection is down (the I/O thread reconnects with backoff), batches wait; one
 still unpublished after ``rabbitmq.connection.timeout.ms`` fails with a
@@ -63,11 +65,13 @@ __all__ = ["RabbitMQProducer"]
 
 
 class _Batch:
-    """A batch on its way: what to publish, and its future."""
+    """A batch on its way: what to publish, its future, and which of its messages the
+    broker returned.
+    """
 
-    __slots__ = ("acks", "created", "first", "future", "last", "publishes")
+    __slots__ = ("acks", "created", "first", "future", "last", "publishes", "returned")
 
-    def __init__(self, publishes: list[tuple[str, str, bytes, Any, bool]],
+    def __init__(self, publishes: list[tuple[str, str, bytes, Any]],
                  acks: list[RecordMetadata]) -> None:
         self.publishes = publishes
         self.acks = acks
@@ -75,6 +79,22 @@ class _Batch:
         self.created = time.monotonic()
         self.first = 0
         self.last = 0
+        self.returned: dict[int, BaseException] = {}
+
+    def confirmed(self) -> None:
+        """Every message is confirmed: done, unless some were returned (those fail,
+        retriably; the others are acknowledged and are not sent again).
+        """
+        if self.future.done():
+            return
+        if not self.returned:
+            self.future.set_result(self.acks)
+            return
+        outcomes: list[Any] = [self.returned.get(i, ack) for i, ack in enumerate(self.acks)]
+        first = next(iter(self.returned.values()))
+        self.future.set_exception(SendError(
+            f"{len(self.returned)} of {len(self.acks)} message(s) not stored: {first}",
+            outcomes))
 
     def fail(self, error: BaseException) -> None:
         if self.future.done():
@@ -151,17 +171,16 @@ class RabbitMQProducer(Producer):
         properties = self._pika.BasicProperties
         publishes = []
         acks = []
-        exchanges: dict[str, tuple[str, bool]] = {}
+        exchanges: dict[str, str] = {}
         for message, partition in zip(messages, partitions, strict=True):
             timestamp = message.timestamp if message.timestamp is not None else stamp
-            target = exchanges.get(message.topic)
-            if target is None:
-                target = exchanges[message.topic] = (topic_exchange(message.topic),
-                                                     self._info(message.topic).stream)
-            publishes.append((target[0], routing_key(partition), message.value or b"",
+            exchange = exchanges.get(message.topic)
+            if exchange is None:
+                self._info(message.topic)  # the topic exists (created when missing)
+                exchange = exchanges[message.topic] = topic_exchange(message.topic)
+            publishes.append((exchange, routing_key(partition), message.value or b"",
                               properties(delivery_mode=2, timestamp=timestamp // 1000,
-                                         headers=amqp_headers(message, timestamp)),
-                              target[1]))
+                                         headers=amqp_headers(message, timestamp))))
             acks.append(RecordMetadata(message.topic, partition, None, timestamp))
         batch = _Batch(publishes, acks)
         with self._lock:
@@ -272,11 +291,10 @@ class RabbitMQProducer(Producer):
             publish = channel.channel.basic_publish
             tag = self._tag
             try:
-                for exchange, key, body, properties, mandatory in batch.publishes:
+                for exchange, key, body, properties in batch.publishes:
                     tag += 1
-                    if mandatory:  # a return names the message by its delivery tag
-                        properties.message_id = str(tag)
-                    publish(exchange, key, body, properties, mandatory)
+                    properties.message_id = str(tag)  # a return names it by its tag
+                    publish(exchange, key, body, properties, True)
             except Exception as exc:
                 batch.fail(translate(exc, action="publishing", target=self._io.target))
                 continue
@@ -296,7 +314,7 @@ class RabbitMQProducer(Producer):
             self._timer = self._io.call_later(0.5, self._expire)
 
     def _on_return(self, _channel: Any, method: Any, properties: Any, _body: bytes) -> None:
-        """The broker could not route a ``mandatory`` message (it acknowledges it next,
+        """The broker could not route a message to any queue (it acknowledges it next,
         but has not stored it): fail its batch, retriably.
         """
         try:
@@ -305,11 +323,12 @@ class RabbitMQProducer(Producer):
             return  # not one of ours
         for batch in self._inflight:
             if batch.first <= tag <= batch.last:
-                batch.fail(RetriableTransportError(
-                    f"the broker could not route a message to partition "
-                    f"{method.routing_key} of {method.exchange!r} ({method.reply_code} "
-                    f"{method.reply_text}): the partition's stream queue is not available, "
-                    "e.g. still recovering after a broker restart"))
+                batch.returned[tag - batch.first] = RetriableTransportError(
+                    f"no queue took a message to partition {method.routing_key} of "
+                    f"{method.exchange!r} ({method.reply_code} {method.reply_text}): on a "
+                    "classic topic no group has subscribed yet (rabbitmq.declare.groups "
+                    "declares groups up front), or a stream queue is still recovering "
+                    "after a broker restart; it was not stored")
                 break
 
     def _on_confirm(self, frame: Any) -> None:
@@ -333,6 +352,4 @@ class RabbitMQProducer(Producer):
         if method.multiple or nacked:
             self._resolved = {t for t in self._resolved if t > self._confirmed}
         while self._inflight and self._inflight[0].last <= self._confirmed:
-            batch = self._inflight.popleft()
-            if not batch.future.done():
-                batch.future.set_result(batch.acks)
+            self._inflight.popleft().confirmed()

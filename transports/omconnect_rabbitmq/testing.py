@@ -306,10 +306,10 @@ def conformance_profile(workdir: Path) -> TransportProfile:
 
     Creates a private vhost (deleted at the end of the run), restarts the RabbitMQ
     application for the broker-restart case, and points the unreachable-broker case at a
-    closed port. The transport runs with ``streams=true``: most kit cases make a fresh
-    group *after* producing, which classic topics (a group receives only what is published
-    after its queues exist) do not support; ``tests/rabbitmq`` runs classic mode with the
-    groups declared first.
+    closed port. The transport runs with its default, stream topics: most kit cases make a
+    fresh group *after* producing, which classic topics (a group receives only what is
+    published after its queues exist) do not support; ``tests/rabbitmq`` runs classic
+    mode with the groups declared first.
 
     Args:
         workdir: Unused (RabbitMQ keeps its own data directory).
@@ -323,7 +323,7 @@ def conformance_profile(workdir: Path) -> TransportProfile:
         probe.bind((DEFAULT_HOST, 0))
         closed_port = probe.getsockname()[1]
     profile = TransportProfile(
-        config={"url": broker.url, "streams": True, "heartbeat.interval.ms": 200,
+        config={"url": broker.url, "heartbeat.interval.ms": 200,
                 "session.timeout.ms": 2000},
         broker=broker,
         unreachable_config={"url": f"amqp://guest:guest@{DEFAULT_HOST}:{closed_port}/%2F",

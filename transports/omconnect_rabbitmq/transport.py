@@ -72,9 +72,12 @@ CONFIG_DEF = (
             documentation="Largest message accepted (key + value + headers), checked before "
                           "sending; keep it at or below the broker's max_message_size "
                           "(RabbitMQ's default is 128 MiB).")
-    .define("streams", ConfigType.BOOLEAN, False, importance=Importance.HIGH, group=_TOPICS,
-            documentation="Make every topic a stream (replayable: offsets, seek, assign, new "
-                          "groups read old messages). Off: classic queues per group.")
+    .define("streams", ConfigType.BOOLEAN, True, importance=Importance.HIGH, group=_TOPICS,
+            documentation="Make every topic a stream (RabbitMQ 3.9+): replayable (offsets, "
+                          "seek, assign) and a new group reads what was sent before it "
+                          "existed, as on Kafka. false: classic queues per group, which keep "
+                          "only what is sent after a group's queues exist (a send no queue "
+                          "takes fails, retriably).")
     .define("stream.topics", ConfigType.LIST, [], group=_TOPICS,
             documentation="Topics that are streams even with streams=false.")
     .define("declare.groups", ConfigType.LIST, [], group=_TOPICS,
@@ -170,7 +173,8 @@ class RabbitMQTransport(Transport):
     @property
     def capabilities(self) -> Capabilities:
         """Persistent, ordered per key, with groups; replayable (and new groups read old
-        messages) only with ``rabbitmq.streams=true``, which makes every topic a stream.
+        messages) with ``rabbitmq.streams=true`` (the default), which makes every topic a
+        stream.
         """
         return self._capabilities
 
