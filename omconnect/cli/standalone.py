@@ -300,6 +300,10 @@ class _Runner:
                 _log.exception("stopping the REST API failed")
         final = self.tracker.update(self.herder.metrics(), self._states()[0])
         self.herder.stop()
+        # Free what the stopped worker left behind now, while the interpreter is whole:
+        # a client library's objects freed during interpreter shutdown (pulsar-client's
+        # threads calling back into Python logging) have aborted the process.
+        gc.collect()
         if self.display is not None:
             self.display.close()
         _log_progress(final, "stopped")

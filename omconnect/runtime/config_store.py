@@ -86,6 +86,10 @@ class ConfigStore:
         """Forget ``name``."""
         self._store.put(_CONNECTOR + name, None)
 
+    def close(self) -> None:
+        """Close the underlying store."""
+        self._store.close()
+
     def get(self, name: str) -> StoredConnector | None:
         """``name`` as stored, or ``None``."""
         data = self._store.get(_CONNECTOR + name)
@@ -143,6 +147,10 @@ class StatusStore:
             if suffix.isdigit():
                 result[int(suffix)] = dict(json.loads(value))
         return result
+
+    def close(self) -> None:
+        """Close the underlying store."""
+        self._store.close()
 
     def delete(self, name: str) -> None:
         """Forget a connector's states and its tasks'."""

@@ -238,8 +238,15 @@ class StandaloneHerder:
                 KNOWN_SECRETS.forget((id(self), name))
             scheduler, self._scheduler = self._scheduler, None
             worker, self._worker = self._worker, None
+            stores = [s for s in (self._configs, self._statuses) if s is not None]
+            self._configs = self._statuses = None
         if scheduler is not None:
             scheduler.close()
+        for store in stores:
+            try:
+                store.close()
+            except Exception:
+                _log.exception("closing a storage namespace failed")
         worker.close()
 
     close = stop

@@ -6,7 +6,9 @@ file → pulsar → file pipeline.
 
 from __future__ import annotations
 
+import gc
 import time
+import weakref
 from collections import defaultdict
 from pathlib import Path
 
@@ -272,3 +274,57 @@ def test_a_broker_restart_mid_pipeline_loses_no_line(tmp_path: Path, broker):
     assert run.restarted_mid_stream, run.describe()
     assert not run.missing, run.describe()
     assert set(run.written) <= set(run.expected)
+
+
+def test_messages_the_broker_sends_again_are_not_returned_twice(broker):
+    """On its defaults (Failover, a receiver queue of 1,000) a consumer of pulsar-lite
+    is sent messages it already received again while a producer sends (pinned in
+    test_pulsar_lite_defects.py); the consumer returns each message once, offsets rising.
+    """
+    transport = PulsarTransport({"service.url": broker.url})  # the transport's defaults
+    try:
+        topic = f"once-{time.time_ns()}"
+        consumer = transport.consumer("g")
+        consumer.subscribe([topic])
+        producer = transport.producer()
+        values = [f"v{i}".encode() for i in range(20_000)]
+        sent = [producer.send([Message(topic, value=v) for v in values[i:i + 500]])
+                for i in range(0, len(values), 500)]
+        received: list[Message] = []
+        deadline = time.monotonic() + 60
+        while len({m.value for m in received}) < len(values) and time.monotonic() < deadline:
+            batch = consumer.poll(2000, 0.5)
+            received.extend(batch)
+            if batch:
+                consumer.commit({TopicPartition(topic, 0): batch[-1].offset + 1})
+        for future in sent:
+            future.result(30)
+    finally:
+        transport.close()
+    values_received = [m.value for m in received]
+    assert len(values_received) == len(set(values_received)), (
+        f"{len(values_received) - len(set(values_received))} messages returned twice "
+        f"({consumer.redeliveries_dropped} redeliveries were dropped)")
+    offsets = [m.offset for m in received]
+    assert offsets == sorted(set(offsets)), "offsets do not strictly increase"
+
+
+def test_closing_the_transport_frees_its_client_at_once(broker):
+    """The client is freed by close, not by a later garbage collection, even with a
+    consumer still open: freed during interpreter shutdown, its threads called into
+    Python logging and aborted the worker (exit 134 after a restart from a SIGKILL).
+    """
+    transport = PulsarTransport(lite_profile_options(broker.url))
+    consumer = transport.consumer("g")
+    consumer.subscribe([f"freed-{time.time_ns()}"])
+    store = transport.kv_store(f"freed-{time.time_ns()}")
+    store.put("k", b"v")
+    client = weakref.ref(transport.client())
+    gc.disable()
+    try:
+        store.close()
+        transport.close()  # the consumer is still open: the client closes it
+        del consumer
+        assert client() is None, "the closed client is still alive (a reference cycle)"
+    finally:
+        gc.enable()

@@ -30,6 +30,7 @@ __all__ = [
     "compiled_module",
     "native_options",
     "pulsar_module",
+    "release_client",
 ]
 
 CLIENT_LOGGER = logging.getLogger("omconnect_pulsar.client")
@@ -52,6 +53,15 @@ _INSTEAD = {
     "subscription_name": "the consumer group",
     "topic": "the topic of each message",
 }
+
+
+def release_client(client: Any) -> None:
+    """Break the reference cycle between a closed ``pulsar.Client`` and the consumers it
+    lists, so dropping the last reference frees it (and ends its threads) at once.
+    """
+    consumers = getattr(client, "_consumers", None)
+    if isinstance(consumers, list):
+        consumers.clear()
 
 
 def pulsar_module() -> Any:

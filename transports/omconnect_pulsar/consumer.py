@@ -17,9 +17,16 @@
   so they cannot be stored and replayed (the transport is not ``replayable``; why stable
   integers are not derived from MessageIds is explained in ``docs/transports/pulsar.md``).
 * **Redelivery.** Messages not acknowledged are delivered again to the group after the
-  consumer closes or dies (Pulsar's cursor). :meth:`PulsarConsumer.negative_acknowledge`
-  asks for a redelivery at once; :meth:`PulsarConsumer.seek_to` moves the subscription to
-  a MessageId or a publish time where the broker supports it.
+  consumer closes or dies (Pulsar's cursor). A message the broker delivers to this
+  consumer a second time while it is subscribed (after a reconnection, or by a broker
+  defect: pulsar-lite's Failover dispatch does it under load) is dropped, not returned
+  again: the caller already has it, and it is committed with the rest. On ``Failover``
+  and ``Exclusive`` subscriptions (one active consumer per partition) that is any
+  message whose MessageId is not past the last one delivered for its partition; on
+  ``Shared`` and ``Key_Shared`` ones, a message delivered and not yet committed.
+  :meth:`PulsarConsumer.negative_acknowledge` asks for a redelivery at once (those come
+  through); :meth:`PulsarConsumer.seek_to` moves the subscription to a MessageId or a
+  publish time where the broker supports it.
 * **Assignment.** pulsar-client for Python (3.13) does not report which consumer of a
   Failover group the broker made active (it does not expose the C++ client's
   ``ConsumerEventListener``), so :meth:`assignment` is every partition of the
@@ -102,6 +109,11 @@ class PulsarConsumer(Consumer):
         self._assignment: frozenset[TopicPartition] = frozenset()
         self._next_offset: dict[tuple[str, int], int] = {}
         self._delivered: dict[tuple[str, int], collections.deque[tuple[int, Any]]] = {}
+        self._last_id: dict[tuple[str, int], Any] = {}  # Failover/Exclusive: newest delivered
+        self._committed_id: dict[tuple[str, int], Any] = {}  # ... and newest committed
+        self._pending_ids: dict[tuple[str, int], set[tuple[int, int, int]]] = {}  # Shared
+        self.redeliveries_dropped = 0
+        """Messages the broker delivered again while this consumer held them (dropped)."""
         self._woken = threading.Event()
         self._closed = False
         self._timeout_error = compiled_module().Timeout
@@ -193,17 +205,40 @@ class PulsarConsumer(Consumer):
         parse = self._names.parse
         next_offset = self._next_offset
         delivered = self._delivered
+        cumulative = self._cumulative
+        last_id = self._last_id
         messages = []
+        dropped = 0
         for raw in received:
             topic, partition = parse(raw.topic_name())
             position = (topic, partition)
+            message_id = raw.message_id()
+            if cumulative:
+                seen = last_id.get(position)
+                if seen is not None and message_id <= seen:
+                    dropped += 1
+                    continue
+                last_id[position] = message_id
+            else:
+                pending = self._pending_ids.get(position)
+                if pending is None:
+                    pending = self._pending_ids[position] = set()
+                key = _id_key(message_id)
+                if key in pending:
+                    dropped += 1
+                    continue
+                pending.add(key)
             offset = next_offset.get(position, 0)
             next_offset[position] = offset + 1
             queue = delivered.get(position)
             if queue is None:
                 queue = delivered[position] = collections.deque()
-            queue.append((offset, raw.message_id()))
+            queue.append((offset, message_id))
             messages.append(decode(raw, topic, partition, offset))
+        if dropped:
+            self.redeliveries_dropped += dropped
+            _log.debug("pulsar: dropped %d message(s) of group %r delivered again while "
+                       "this consumer held them", dropped, self._subscription)
         return messages
 
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:
@@ -231,10 +266,13 @@ class PulsarConsumer(Consumer):
                                topic=tp.topic, partition=tp.partition):
                 if self._cumulative:
                     consumer.acknowledge_cumulative(done[-1])
+                    self._committed_id[(tp.topic, tp.partition)] = done[-1]
                 else:
                     acknowledge = consumer.acknowledge
+                    pending = self._pending_ids.get((tp.topic, tp.partition), set())
                     for message_id in done:
                         acknowledge(message_id)
+                        pending.discard(_id_key(message_id))
 
     def negative_acknowledge(self, messages: Iterable[Message]) -> None:
         """Ask Pulsar to deliver ``messages`` (delivered by this consumer, not committed)
@@ -254,18 +292,41 @@ class PulsarConsumer(Consumer):
             queue = self._delivered.get(position, collections.deque())
             keep: collections.deque[tuple[int, Any]] = collections.deque()
             found = set()
+            nacked = []
             for offset, message_id in queue:
                 if offset in offsets:
                     found.add(offset)
+                    nacked.append(message_id)
                     with pulsar_errors("negative acknowledgement", self._where):
                         self._consumer.negative_acknowledge(message_id)
                 else:
                     keep.append((offset, message_id))
             self._delivered[position] = keep
+            self._expect_again(position, nacked, keep)
             if found != offsets:
                 raise ValueError(f"offsets {sorted(offsets - found)} of {position[0]!r}"
                                  f"[{position[1]}] were not delivered to this consumer or "
                                  "are already committed")
+
+    def _expect_again(self, position: tuple[str, int], nacked: list[Any],
+                      kept: collections.deque[tuple[int, Any]]) -> None:
+        """Let negatively acknowledged messages through when they come back."""
+        if not nacked:
+            return
+        if not self._cumulative:
+            pending = self._pending_ids.get(position, set())
+            for message_id in nacked:
+                pending.discard(_id_key(message_id))
+            return
+        lowest = min(nacked)
+        below = [message_id for _, message_id in kept if message_id < lowest]
+        committed = self._committed_id.get(position)
+        if committed is not None and committed < lowest:
+            below.append(committed)
+        if below:
+            self._last_id[position] = max(below)
+        else:
+            self._last_id.pop(position, None)
 
     def seek_to(self, position: Any) -> None:
         """Move the group's cursor: to a ``pulsar.MessageId`` (the next message read is
@@ -284,7 +345,7 @@ class PulsarConsumer(Consumer):
             raise IllegalStateError("seek_to before subscribe")
         with pulsar_errors("seeking", self._where):
             self._wrapper.seek(position)
-        self._delivered.clear()
+        self._forget_delivered()
 
     def message_id(self, message: Message) -> Any:
         """The ``pulsar.MessageId`` of a delivered, not yet committed message."""
@@ -311,10 +372,17 @@ class PulsarConsumer(Consumer):
             return
         self._closed = True
         self._close_consumer()
+        self._client = None  # a closed consumer keeps no client alive
+
+    def _forget_delivered(self) -> None:
+        self._delivered.clear()
+        self._last_id.clear()
+        self._committed_id.clear()
+        self._pending_ids.clear()
 
     def _close_consumer(self) -> None:
         wrapper, self._wrapper, self._consumer = self._wrapper, None, None
-        self._delivered.clear()
+        self._forget_delivered()
         self._next_offset.clear()
         if wrapper is None:
             return
@@ -330,6 +398,11 @@ class PulsarConsumer(Consumer):
     def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateError("the pulsar consumer is closed")
+
+
+def _id_key(message_id: Any) -> tuple[int, int, int]:
+    """A hashable key of a MessageId within its partition (the compiled one is not)."""
+    return (message_id.ledger_id(), message_id.entry_id(), message_id.batch_index())
 
 
 def _closed_already(exc: Exception) -> bool:

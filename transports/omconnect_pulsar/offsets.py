@@ -151,6 +151,7 @@ class PulsarKeyValueStore(KeyValueStore):
             except Exception:
                 continue
         self._producer.close(self._where.timeout_s)
+        self._client = None  # a closed store keeps no client alive
 
     def _refresh(self) -> None:
         """Apply every message the readers have not applied yet."""

@@ -244,6 +244,7 @@ class PulsarProducer(Producer):
             with self._lock:
                 self._closed = True
                 producers, self._producers = list(self._producers.values()), {}
+                self._client = None  # a closed producer keeps no client alive
             for producer in producers:
                 try:
                     producer.close_async(_ignore)

@@ -30,6 +30,7 @@ from omconnect_pulsar.client import (
     TopicNames,
     native_options,
     pulsar_module,
+    release_client,
     split_prefixed,
 )
 from omconnect_pulsar.consumer import SUBSCRIPTION_TYPES, PulsarConsumer
@@ -253,7 +254,15 @@ class PulsarTransport(Transport):
         self._partitions.pop(topic, None)
 
     def close(self) -> None:
-        """Close the client and with it every producer, consumer and store. Idempotent."""
+        """Close the client and with it every producer, consumer and store. Idempotent.
+
+        The client is also released at once, its C++ threads ending now: ``pulsar.Client``
+        and its consumers reference each other, so without this the client lived until a
+        garbage collection, possibly the interpreter's last, and its threads, ending then,
+        called back into the Python logger of a finalizing interpreter (``terminate
+        called without an active exception``, exit 134, seen after a worker restarted
+        from a SIGKILL).
+        """
         with self._lock:
             self._closed = True
             client, self._client = self._client, None
@@ -263,6 +272,8 @@ class PulsarTransport(Transport):
             except Exception as exc:  # closing against a dead broker times out
                 if type(exc).__name__ != "AlreadyClosed":
                     CLIENT_LOGGER.warning("pulsar: closing the client failed: %s", exc)
+            finally:
+                release_client(client)
 
     def _new_client(self) -> Any:
         pulsar = pulsar_module()
