@@ -19,8 +19,11 @@ Order of events:
 4. While running: on a terminal, one live progress line per task; otherwise a structured
    ``progress`` log line per task every ``--status-interval`` seconds.
 5. SIGINT or SIGTERM (or ``--stop-when-idle``) stops the worker: tasks stop within
-   ``task.shutdown.graceful.timeout.ms`` and commit what is safe. A second signal exits at
-   once (what was not committed is delivered again next time).
+   ``task.shutdown.graceful.timeout.ms`` and commit what is safe. A signal that arrives
+   while configs are still being loaded stops the command as cleanly, before any
+   connector starts. A second signal exits at once (what was not committed is delivered
+   again next time). Once every connector is started the log says ``running connectors
+   [...]``.
 
 Exit status: 0 after a clean stop; 1 if a connector or task was FAILED when the worker
 stopped, or the worker could not run; 2 for invalid configs or options.
@@ -43,7 +46,12 @@ from types import FrameType
 from typing import Any
 
 from omconnect.cli.idle import IdleWatch
-from omconnect.cli.log_output import FORMATS, configure_logging, remove_cli_logging
+from omconnect.cli.log_output import (
+    FORMATS,
+    configure_logging,
+    quiet_client_loggers,
+    remove_cli_logging,
+)
 from omconnect.cli.progress import LiveDisplay, ProgressTracker, TaskProgress
 from omconnect.config.files import load_config_file, load_config_file_as_written
 from omconnect.connector.lifecycle import State
@@ -124,10 +132,12 @@ def run(args: argparse.Namespace) -> int:
     configure_logging(level=args.log_level, log_format=args.log_format,
                       write=display.write_log if display is not None else None)
     gc_thresholds = None if args.python_gc else tune_gc()
+    signals = _StopSignals()
     try:
         try:
             start_rest = _rest_starter() if args.rest_port is not None else None
-            herder, names = _prepare(args.worker_config, args.connector_configs)
+            herder, names = _prepare(args.worker_config, args.connector_configs,
+                                     args.log_level)
         except ConfigError as exc:
             print(f"omconnect standalone: {exc}", file=sys.stderr)
             print("Nothing was started.", file=sys.stderr)
@@ -135,16 +145,18 @@ def run(args: argparse.Namespace) -> int:
         except ConnectError as exc:
             print(f"omconnect standalone: {exc}", file=sys.stderr)
             return EXIT_FAILED
-        return _Runner(herder, names, args, display, start_rest).run()
+        return _Runner(herder, names, args, display, start_rest, signals).run()
     finally:
+        signals.restore()
         remove_cli_logging()
         if gc_thresholds is not None:  # for callers of main() in a longer-lived process
             gc.set_threshold(*gc_thresholds)
 
 
-def _prepare(worker_path: str, connector_paths: list[str]
+def _prepare(worker_path: str, connector_paths: list[str], log_level: str = "INFO"
              ) -> tuple[StandaloneHerder, list[str]]:
     """Load and validate every config; store the connector configs. Nothing runs yet.
+    The transport's client libraries log at WARNING from here on (DEBUG at ``DEBUG``).
 
     Raises:
         ConfigError: Listing every problem of every file.
@@ -162,10 +174,11 @@ def _prepare(worker_path: str, connector_paths: list[str]
                             "connector names must be unique")
         names.setdefault(name, path)
     try:
-        herder = StandaloneHerder(WorkerConfig.parse(worker, origin=worker_path),
-                                  command_line=[n for n in names if n])
+        worker_config = WorkerConfig.parse(worker, origin=worker_path)
     except ConfigError as exc:
         raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
+    quiet_client_loggers(worker_config.transport_class.client_loggers, log_level)
+    herder = StandaloneHerder(worker_config, command_line=[n for n in names if n])
     herder.open()
     try:
         for path, config in configs:
@@ -201,26 +214,55 @@ def _load(path: str, what: str, *, resolve: bool = True) -> dict[str, Any]:
     return load_config_file_as_written(path)
 
 
+class _StopSignals:
+    """SIGINT/SIGTERM handling from the first moment of the command: the first signal
+    asks for a clean stop (also while configs are still being loaded), a second one exits
+    at once. Only the main thread can install handlers; elsewhere this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self.requested = threading.Event()
+        self._count = 0
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is threading.main_thread():
+            self._previous = {sig: signal.signal(sig, self._handle)
+                              for sig in (signal.SIGINT, signal.SIGTERM)}
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        self._count += 1
+        if self._count > 1:
+            os.write(2, b"omconnect: second signal; exiting now without waiting for "
+                        b"tasks (uncommitted records will be delivered again)\n")
+            os._exit(128 + signum)
+        self.requested.set()
+
+    def restore(self) -> None:
+        """Put the previous handlers back."""
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
 class _Runner:
     """Runs the herder until a signal or idleness, showing progress."""
 
     def __init__(self, herder: StandaloneHerder, names: list[str],
                  args: argparse.Namespace, display: LiveDisplay | None,
-                 start_rest: Callable[..., Any] | None) -> None:
+                 start_rest: Callable[..., Any] | None, signals: _StopSignals) -> None:
         self.herder = herder
         self.start_rest = start_rest
         self.names = names
         self.args = args
         self.display = display
-        self.stop_requested = threading.Event()
-        self.signals = 0
+        self.stop_requested = signals.requested
         self.tracker = ProgressTracker()
         self.rest: Any = None
 
     def run(self) -> int:
-        restore = self._install_signal_handlers()
         failed = False
         try:
+            if self.stop_requested.is_set():
+                _log.info("stopping before any connector started (signal received)")
+                return EXIT_OK
             others = sorted(set(self.herder.connectors()) - set(self.names))
             for name in others:
                 _log.info("also running connector %r, created through the REST API in an "
@@ -235,13 +277,13 @@ class _Runner:
                                             port=self.args.rest_port)
                 _log.info("REST API listening on http://%s:%s", self.args.rest_host,
                           getattr(self.rest, "port", self.args.rest_port))
+            _log.info("running connectors %s", self.herder.connectors())
             failed = self._loop()
         except ConnectError as exc:
             _log.error("the worker cannot run: %s", exc)
             failed = True
         finally:
             self._stop()
-            restore()
         return EXIT_FAILED if failed else EXIT_OK
 
     def _loop(self) -> bool:
@@ -307,26 +349,6 @@ class _Runner:
         if self.display is not None:
             self.display.close()
         _log_progress(final, "stopped")
-
-    def _install_signal_handlers(self) -> Callable[[], None]:
-        if threading.current_thread() is not threading.main_thread():
-            return lambda: None
-
-        def handle(signum: int, frame: FrameType | None) -> None:
-            self.signals += 1
-            if self.signals > 1:
-                os.write(2, b"omconnect: second signal; exiting now without waiting for "
-                            b"tasks (uncommitted records will be delivered again)\n")
-                os._exit(128 + signum)
-            self.stop_requested.set()
-
-        previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-
-        def restore() -> None:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
-
-        return restore
 
 
 def _log_progress(progress: list[TaskProgress], message: str) -> None:

@@ -15,15 +15,13 @@ broker restarts (the worker keeps running); the run ends when every line is out 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import attrs
 
-from omconnect.testing.processes import terminate_process_group
+from omconnect.testing.pipeline import Worker, start_worker, write_properties
 
 __all__ = ["RestartRun", "run_across_restart"]
 
@@ -94,11 +92,11 @@ def run_across_restart(
     settings = {"key.converter": "string", "value.converter": "string",
                 "offset.flush.interval.ms": 500, **worker}
     args = [
-        _properties(workdir / "worker.properties", settings),
-        _properties(workdir / "source.properties", {
+        write_properties(workdir / "worker.properties", settings),
+        write_properties(workdir / "source.properties", {
             "name": "restart-in", "connector.class": "FileStreamSource",
             "file": workdir / "in.txt", "topic": "restart-lines"}),
-        _properties(workdir / "sink.properties", {
+        write_properties(workdir / "sink.properties", {
             "name": "restart-out", "connector.class": "FileStreamSink",
             "file": out, "topics": "restart-lines"}),
     ]
@@ -106,34 +104,23 @@ def run_across_restart(
     def written() -> set[str]:
         return set(out.read_text().splitlines()) if out.exists() else set()
 
-    log = workdir / "worker.log"
-    with log.open("wb") as err:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "omconnect.cli", "standalone", *args],
-            stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL,
-            start_new_session=True)
+    running = start_worker(args, cross_process=True, log=workdir / "worker.log")
     before = back = 0
     try:
-        _wait(lambda: len(written()) >= restart_after, process, timeout)
+        _wait(lambda: len(written()) >= restart_after, running, timeout)
         before = len(written())
         if 0 < before < lines:
             restart()
             back = len(written())
-            _wait(lambda: len(written()) >= lines, process, timeout)
+            _wait(lambda: len(written()) >= lines, running, timeout)
     finally:
-        terminate_process_group(process, 30)
+        running.stop()
     got = out.read_text().splitlines() if out.exists() else []
     return RestartRun(expected=expected, written=got, before_restart=before, when_back=back,
-                      log=log.read_text(errors="replace"))
+                      log=running.log())
 
 
-def _wait(condition: Callable[[], bool], process: subprocess.Popen[bytes],
-          timeout: float) -> None:
+def _wait(condition: Callable[[], bool], worker: Worker, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while not condition() and time.monotonic() < deadline and process.poll() is None:
+    while not condition() and time.monotonic() < deadline and worker.running():
         time.sleep(0.05)
-
-
-def _properties(path: Path, settings: Mapping[str, object]) -> str:
-    path.write_text("".join(f"{k}={v}\n" for k, v in settings.items()), encoding="utf-8")
-    return str(path)

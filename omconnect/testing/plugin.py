@@ -59,12 +59,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--omconnect-quiet", type=float, default=None, metavar="SECONDS",
                     help="how long a case polls to see that nothing more arrives "
                          "(default 0.5)")
+    group.addoption("--omconnect-trials", type=int, default=None, metavar="N",
+                    help="how many pipelines each pipeline case runs (default 2; the "
+                         "promise is checked with 50)")
+    group.addoption("--omconnect-idle", type=float, default=None, metavar="SECONDS",
+                    help="the --stop-when-idle window of the pipeline cases' workers "
+                         "(default 3)")
     group.addoption("--omconnect-json", metavar="FILE", default=None,
                     help="write the conformance summary (case x outcome) as JSON to FILE")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Put the kit's suites in the collection when their option is given."""
+    """Register the kit's marker; put the kit's suites in the collection when their
+    option is given.
+    """
+    config.addinivalue_line(
+        "markers", "omconnect_pipeline: a pipeline case of the omconnect kit (workers "
+        "running a source and a sink on the transport; --omconnect-trials sets how many)")
     config.stash[_results_key] = {}
     config.pluginmanager.register(_Recorder(config), "omconnect-conformance-recorder")
     suites = []

@@ -20,6 +20,7 @@ __all__ = [
     "LOOPBACK",
     "find_broker_binary",
     "free_port",
+    "kill_process_group",
     "log_tail",
     "port_open",
     "terminate_process_group",
@@ -49,6 +50,14 @@ def terminate_process_group(process: subprocess.Popen[bytes], timeout: float) ->
         except subprocess.TimeoutExpired:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def kill_process_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the process group (a crash: nothing is stopped cleanly) and reap it."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
     process.wait()
 
 

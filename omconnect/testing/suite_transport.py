@@ -86,6 +86,11 @@ class TestTransportConformance(TransportConformance):
         return omconnect_transport_profile.expected_failures
 
     @pytest.fixture
+    def skip_cases(self, omconnect_transport_profile: TransportProfile) -> dict[str, str]:
+        """The profile's broker defects that break cases only in some runs."""
+        return omconnect_transport_profile.skip_cases
+
+    @pytest.fixture
     def unreachable_broker(
         self,
         omconnect_transport_class: type[Transport],

@@ -224,6 +224,10 @@ class Transport(abc.ABC):
 
     name: ClassVar[str]
     config_def: ClassVar[ConfigDef] = ConfigDef()
+    client_loggers: ClassVar[tuple[str, ...]] = ()
+    """Python loggers of the native client library (e.g. ``("pika",)``): ``omconnect
+    standalone`` shows them at WARNING and above unless it runs at DEBUG, so a worker's
+    log is about the worker."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = self.config_def.parse(

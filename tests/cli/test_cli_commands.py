@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
+from typing import ClassVar
 
+import cli_connectors
 import pytest
 
+from omconnect import plugins
 from omconnect.cli import build_parser, main
+from omconnect.transports.memory import MemoryTransport
 
 
 def _props(path: Path, **settings: object) -> str:
@@ -113,3 +118,38 @@ def test_usage_errors_exit_two(capsys):
         main(["standalone", "w.properties", "--stop-when-idle", "-1"])
     assert exc.value.code == 2
     assert "more than 0" in capsys.readouterr().err
+
+
+def test_sigterm_while_configs_load_stops_cleanly_before_anything_starts(tmp_path):
+    # In this process's main thread, so the CLI's own SIGTERM handler is the one hit.
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"transport=embedded\nembedded.path={tmp_path / 'data'}\n")
+    source = tmp_path / "source.properties"
+    source.write_text("name=signalled\nconnector.class=cli_connectors:SignalWhileValidated\n")
+    cli_connectors.STARTED.clear()
+    cli_connectors.SIGNALLED.clear()
+    assert main(["standalone", str(worker), str(source), "--no-progress"]) == 0
+    assert cli_connectors.SIGNALLED, "the connector's validation did not run"
+    assert cli_connectors.STARTED == [], "a connector started after the stop was asked for"
+
+
+def test_client_libraries_log_at_warning_unless_the_worker_runs_at_debug(tmp_path):
+    worker = tmp_path / "worker.properties"
+    worker.write_text(f"transport=noisy\nnoisy.namespace={tmp_path}\n")
+    noisy = logging.getLogger(NoisyTransport.client_loggers[0])
+    noisy.setLevel(logging.NOTSET)
+    assert main(["standalone", str(worker), "--stop-when-idle", "0.2", "--no-progress"]) == 0
+    assert noisy.level == logging.WARNING
+    assert main(["standalone", str(worker), "--stop-when-idle", "0.2", "--no-progress",
+                 "--log-level", "DEBUG"]) == 0
+    assert noisy.level == logging.DEBUG
+
+
+class NoisyTransport(MemoryTransport):
+    """The memory transport, declaring a client library logger of its own."""
+
+    name: ClassVar[str] = "noisy"
+    client_loggers: ClassVar[tuple[str, ...]] = ("omconnect.tests.noisy-client",)
+
+
+plugins.register_alias(plugins.TRANSPORTS, "noisy", f"{__name__}:NoisyTransport")

@@ -30,7 +30,7 @@ def test_broker_restart_case_passes_when_nothing_is_lost(pytester: pytest.Pytest
     config = pytester.path / "profile.yaml"
     config.write_text("conformance.profile: broken_transports:pretend_broker_profile\n")
     _, data = run_suite(pytester, "--omconnect-transport", "broken_transports:KeepingBroker",
-                        "--omconnect-transport-config", str(config), "-k", "broker_restart")
+                        "--omconnect-transport-config", str(config), "-k", "broker_restart_loses")
     assert outcomes(data) == {"test_broker_restart_loses_no_acknowledged_message": "pass"}
 
 
@@ -38,7 +38,7 @@ def test_broker_restart_case_catches_a_broker_that_forgets(pytester: pytest.Pyte
     config = pytester.path / "profile.yaml"
     config.write_text("conformance.profile: broken_transports:pretend_broker_profile\n")
     _, data = run_suite(pytester, "--omconnect-transport", "broken_transports:AmnesiacBroker",
-                        "--omconnect-transport-config", str(config), "-k", "broker_restart")
+                        "--omconnect-transport-config", str(config), "-k", "broker_restart_loses")
     assert outcomes(data) == {"test_broker_restart_loses_no_acknowledged_message": "fail"}
     assert "acknowledged messages were lost" in data["cases"][0]["reason"]
 

@@ -39,7 +39,7 @@ def test_every_skip_names_its_reason(pytester: pytest.Pytester) -> None:
 def test_explicit_paths_are_kept_beside_the_suite(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_own="def test_own():\n    assert True\n")
     result, data = run_suite(pytester, "--omconnect-transport", MEMORY, "test_own.py",
-                             "-k", "own or declares")
+                             "-k", "test_own or declares")
     result.assert_outcomes(passed=2)
     assert [case["case"] for case in data["cases"]] == [
         "MessagingCases::test_declares_capabilities"]

@@ -37,6 +37,28 @@ def test_an_unknown_driver_lists_the_drivers():
     assert all(name in str(caught.value) for name in DRIVERS)
 
 
+def test_the_default_driver_is_confluent_when_it_is_installed_and_says_so(caplog):
+    caplog.set_level("INFO", logger="omconnect_kafka.transport")
+    transport = KafkaTransport({"bootstrap.servers": "127.0.0.1:1"})
+    try:
+        assert transport.config["client.driver"] == "auto"
+        assert transport.driver_name == "confluent"
+        assert type(transport.driver).__name__ == "ConfluentDriver"
+    finally:
+        transport.close()
+    assert any("client driver confluent" in r.getMessage() for r in caplog.records)
+
+
+def test_a_driver_set_explicitly_is_kept():
+    transport = KafkaTransport({"bootstrap.servers": "127.0.0.1:1",
+                                "client.driver": "kafka-python"})
+    try:
+        assert (transport.driver_name, type(transport.driver).__name__) == \
+            ("kafka-python", "KafkaPythonDriver")
+    finally:
+        transport.close()
+
+
 @pytest.mark.parametrize("key", ["request.timeout.ms", "max.request.size", "default.partitions"])
 def test_a_bad_number_names_the_key(key):
     with pytest.raises(ConfigError) as caught:
@@ -95,7 +117,8 @@ def test_passwords_are_masked():
 
 
 def test_security_options_reach_the_kafka_python_client_spelling():
-    transport = KafkaTransport({"security.protocol": "sasl_ssl", "sasl.mechanism": "SCRAM-SHA-512",
+    transport = KafkaTransport({"client.driver": "kafka-python", "security.protocol": "sasl_ssl",
+                                "sasl.mechanism": "SCRAM-SHA-512",
                                 "sasl.username": "alice", "sasl.password": "pw",
                                 "ssl.ca.location": "/etc/ca.pem",
                                 "ssl.endpoint.identification.algorithm": "none"})

@@ -12,16 +12,21 @@ from collections.abc import Callable
 import pytest
 from kafka_support import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.testing import KAFKA_PYTHON_NULL_HEADER, TANSU_END_OFFSETS, BrokerHandle
+from omconnect_kafka.testing import (
+    KAFKA_PYTHON_NULL_HEADER,
+    TANSU_END_OFFSETS,
+    TEST_CLIENT_OPTIONS,
+    BrokerHandle,
+)
 
 from omconnect.testing.profile import BrokerControl, TransportFactory, UnreachableBroker
-from omconnect.testing.transport import Kit, TransportCase, TransportConformance
+from omconnect.testing.transport import Kit, PipelineCases, TransportApiCases, TransportCase
 from omconnect.testing.transport.failures import FailureCases
 from omconnect.transport.spi import Transport
 
 pytestmark = pytest.mark.kafka
 
-class _KafkaConformance(TransportConformance):
+class _KafkaConformance(TransportApiCases):
     driver: str
 
     @pytest.fixture
@@ -61,11 +66,13 @@ class TestConfluentConformance(_KafkaConformance):
 
 
 class _BrokerRestart(TransportCase):
-    """The broker-restart case, on a broker whose data survives its restart."""
+    """The broker-restart cases, on a broker whose data survives its restart."""
 
     driver: str
     test_broker_restart_loses_no_acknowledged_message = (
         FailureCases.test_broker_restart_loses_no_acknowledged_message)
+    test_consumer_keeps_going_across_a_broker_restart = (
+        FailureCases.test_consumer_keeps_going_across_a_broker_restart)
 
     @pytest.fixture
     def transport_factory(self, tansu_s3: BrokerHandle) -> Callable[[], Transport]:
@@ -82,3 +89,19 @@ class TestKafkaPythonBrokerRestart(_BrokerRestart):
 
 class TestConfluentBrokerRestart(_BrokerRestart):
     driver = "confluent"
+
+
+class TestKafkaPipelines(PipelineCases):
+    """The pipeline cases on the transport's defaults (the client driver too: ``auto``),
+    with Tansu's short group timeouts (a lone member joins after half the session
+    timeout: 22 s at the client's 45 s default).
+    """
+
+    @pytest.fixture
+    def transport_factory(self, tansu_s3: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(KafkaTransport,
+                                   {"bootstrap.servers": tansu_s3.url, **TEST_CLIENT_OPTIONS})
+
+    @pytest.fixture
+    def broker_control(self, tansu_s3: BrokerHandle) -> BrokerControl:
+        return tansu_s3

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from omconnect_pulsar import PulsarTransport
 from omconnect_pulsar.testing import (
+    KILLED_CONSUMER_BACKLOG_DEFECT,
     PULSAR_LITE_BATCHING_DEFECTS,
     PULSAR_LITE_DEFECTS,
     BrokerHandle,
@@ -19,13 +20,14 @@ from omconnect_pulsar.testing import (
     lite_profile_options,
 )
 
-from omconnect.testing import TransportConformance, TransportFactory, UnreachableBroker
+from omconnect.testing import TransportFactory, UnreachableBroker
+from omconnect.testing.transport import PipelineCases, TransportApiCases
 from omconnect.transport import Transport
 
 pytestmark = pytest.mark.pulsar
 
 
-class _PulsarLite(TransportConformance):
+class _PulsarLite(TransportApiCases):
     subscription_type = "Failover"
     extra: dict[str, Any] = {}
 
@@ -65,3 +67,22 @@ class TestShared(_PulsarLite):
     @pytest.fixture
     def expected_failures(self) -> dict[str, str]:
         return PULSAR_LITE_BATCHING_DEFECTS
+
+
+class TestPulsarPipelines(PipelineCases):
+    """The pipeline cases on the transport's defaults (Failover, batching on, a receiver
+    queue of 1,000).
+    """
+
+    @pytest.fixture
+    def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(PulsarTransport, {"service.url": broker.url})
+
+    @pytest.fixture
+    def broker_control(self, broker: BrokerHandle) -> BrokerHandle:
+        return broker
+
+    @pytest.fixture
+    def skip_cases(self) -> dict[str, str]:
+        return {"test_a_killed_worker_restarted_loses_nothing_and_stops_cleanly":
+                KILLED_CONSUMER_BACKLOG_DEFECT}

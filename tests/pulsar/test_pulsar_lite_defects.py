@@ -24,6 +24,8 @@ import pytest
 from omconnect_pulsar import PulsarTransport
 from omconnect_pulsar.client import pulsar_module
 from omconnect_pulsar.testing import (
+    FAILOVER_REDELIVERY_DEFECT,
+    KILLED_CONSUMER_BACKLOG_DEFECT,
     SECOND_CONNECTION_SUBSCRIBE_DEFECT,
     BrokerHandle,
     lite_profile_options,
@@ -150,12 +152,6 @@ def test_a_second_connection_joins_a_subscription(broker: BrokerHandle, consumer
         first_client.close()
 
 
-FAILOVER_REDELIVERY_DEFECT = (
-    "pulsar-lite defect: a Failover consumer with a receiver queue of 1000 is sent "
-    "messages it already received again while a producer sends (thousands of 20,000 in "
-    "every run); PulsarConsumer drops them (see its module docstring)")
-
-
 @pytest.mark.xfail(strict=True, reason=FAILOVER_REDELIVERY_DEFECT)
 def test_a_failover_consumer_receives_each_message_once(broker: BrokerHandle):
     pulsar = pulsar_module()
@@ -184,12 +180,6 @@ def test_a_failover_consumer_receives_each_message_once(broker: BrokerHandle):
             client.close()
     assert duplicated == [0, 0, 0], f"messages received twice per attempt: {duplicated}"
 
-
-KILLED_CONSUMER_BACKLOG_DEFECT = (
-    "pulsar-lite defect: when the process of a Failover subscription's consumer is killed "
-    "(SIGKILL), the messages dispatched to it and not acknowledged never reach the "
-    "subscription's next consumer (0 of ~2,500 in every try; real Pulsar redelivers "
-    "them), so a worker restarted after a kill can wait forever for its backlog")
 
 _KILLED_CONSUMER = r"""
 import sys

@@ -21,7 +21,7 @@ from omconnect_rabbitmq.transport import RabbitMQTransport
 from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect.testing.profile import TransportFactory, UnreachableBroker
-from omconnect.testing.transport import Kit, KitSettings, TransportConformance
+from omconnect.testing.transport import Kit, KitSettings, PipelineCases, TransportApiCases
 from omconnect.testing.transport.base import _optional_fixture, _record_transport
 from omconnect.transport.spi import Transport
 
@@ -74,7 +74,7 @@ def broker_control(broker: BrokerHandle) -> BrokerHandle:
     return broker
 
 
-class TestClassicConformance(TransportConformance):
+class TestClassicConformance(TransportApiCases):
     """Every kit case on classic queues."""
 
     @pytest.fixture
@@ -97,7 +97,7 @@ class TestClassicConformance(TransportConformance):
             kit.close()
 
 
-class TestStreamConformance(TransportConformance):
+class TestStreamConformance(TransportApiCases):
     """Every kit case with every topic a stream."""
 
     @pytest.fixture
@@ -108,3 +108,27 @@ class TestStreamConformance(TransportConformance):
                        "offset, so acknowledgements report offset None")
     def test_replay_from_offset(self, kit: Kit) -> None:
         super().test_replay_from_offset(kit)
+
+
+class TestRabbitMQPipelines(PipelineCases):
+    """The pipeline cases on the transport's defaults (stream topics)."""
+
+    @pytest.fixture
+    def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(RabbitMQTransport, {"url": broker.url})
+
+    @pytest.fixture
+    def broker_control(self, broker: BrokerHandle) -> BrokerHandle:
+        return broker
+
+
+class TestClassicPipelines(PipelineCases):
+    """The pipeline cases on classic topics: a send no queue takes is not acknowledged
+    and is sent again once the sink's group subscribed, so nothing is lost; a sink
+    started after its source finished gets nothing sent before (the case is skipped by
+    capability).
+    """
+
+    @pytest.fixture
+    def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(RabbitMQTransport, {"url": broker.url, "streams": False})

@@ -6,6 +6,7 @@ options, and docs/transports/kafka.md for the guide.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Mapping
 from typing import Any, ClassVar
@@ -17,12 +18,22 @@ from omconnect.transport.spi import StartFrom, Transport
 from omconnect.transports.checks import check_consumer_args, reject_unknown_options
 from omconnect_kafka.admin import MAX_PARTITIONS, KafkaAdmin, TopicCreator
 from omconnect_kafka.consumer import KafkaConsumer
-from omconnect_kafka.drivers import DRIVERS, ClientSettings, Driver, ProducerClient, load_driver
+from omconnect_kafka.drivers import (
+    AUTO,
+    DRIVERS,
+    ClientSettings,
+    Driver,
+    ProducerClient,
+    load_driver,
+    resolve_driver_name,
+)
 from omconnect_kafka.errors import kafka_errors
 from omconnect_kafka.offsets import KafkaKeyValueStore, kv_topic
 from omconnect_kafka.producer import KafkaProducer, SizeLimit
 
 __all__ = ["CONFIG_DEF", "PASS_THROUGH_PREFIXES", "KafkaTransport"]
+
+_log = logging.getLogger(__name__)
 
 _CONNECTION = "Connection"
 _SECURITY = "Security"
@@ -36,11 +47,13 @@ CONFIG_DEF = (
     .define("bootstrap.servers", ConfigType.STRING, "localhost:9092",
             importance=Importance.HIGH, validators=[NonEmptyString()], group=_CONNECTION,
             documentation="Brokers to bootstrap from, host:port[,host:port...].")
-    .define("client.driver", ConfigType.STRING, "kafka-python",
-            validators=[OneOf(tuple(DRIVERS), case_sensitive=True)], importance=Importance.HIGH,
-            group=_CLIENT,
-            documentation="The client library: kafka-python (extra kafka, pure Python) or "
-                          "confluent (extra confluent, librdkafka; much faster).")
+    .define("client.driver", ConfigType.STRING, AUTO,
+            validators=[OneOf((AUTO, *DRIVERS), case_sensitive=True)],
+            importance=Importance.HIGH, group=_CLIENT,
+            documentation="The client library: confluent (extra confluent, librdkafka; "
+                          "several times faster), kafka-python (extra kafka, pure Python), "
+                          "or auto: confluent when confluent-kafka is installed, else "
+                          "kafka-python (the choice is logged).")
     .define("client.id", ConfigType.STRING, "omconnect", validators=[NonEmptyString()],
             group=_CLIENT,
             documentation="Client id the broker sees (suffixed -producer, -consumer, "
@@ -126,6 +139,7 @@ class KafkaTransport(Transport):
     """
 
     name: ClassVar[str] = "kafka"
+    client_loggers: ClassVar[tuple[str, ...]] = ("kafka", "omconnect_kafka.librdkafka")
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
@@ -151,7 +165,13 @@ class KafkaTransport(Transport):
             consumer=_prefixed(config, "consumer."),
             admin=_prefixed(config, "admin."),
         )
-        self.driver: Driver = load_driver(config["client.driver"], self.settings)
+        self.driver_name = resolve_driver_name(config["client.driver"])
+        """The client driver in use (``auto`` resolved)."""
+        if config["client.driver"] == AUTO:
+            _log.info("kafka transport: client driver %s (kafka.client.driver=auto: "
+                      "confluent-kafka is %sinstalled)", self.driver_name,
+                      "" if self.driver_name == "confluent" else "not ")
+        self.driver: Driver = load_driver(self.driver_name, self.settings)
         self._limit = SizeLimit(config["max.request.size"])
         self._cluster = (f"{self.settings.bootstrap_servers} (kafka.connect.timeout.ms="
                          f"{self.settings.connect_timeout_ms})")

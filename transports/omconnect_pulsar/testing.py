@@ -85,6 +85,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH_INDEX_ACK_DEFECT",
+    "FAILOVER_REDELIVERY_DEFECT",
+    "KILLED_CONSUMER_BACKLOG_DEFECT",
     "PULSAR_LITE_BATCHING_DEFECTS",
     "PULSAR_LITE_DEFECTS",
     "SECOND_CONNECTION_SUBSCRIBE_DEFECT",
@@ -333,6 +335,20 @@ SECOND_CONNECTION_SUBSCRIBE_DEFECT = (
 """Why the cross-process group case fails on pulsar-lite 0.2 (pinned with the raw client
 in ``tests/pulsar/test_pulsar_lite_defects.py``)."""
 
+FAILOVER_REDELIVERY_DEFECT = (
+    "pulsar-lite defect: a Failover consumer with a receiver queue of 1000 is sent "
+    "messages it already received again while a producer sends (thousands of 20,000 in "
+    "every run); PulsarConsumer drops them (see its module docstring)")
+"""Pinned by ``test_a_failover_consumer_receives_each_message_once`` (tests/pulsar)."""
+
+KILLED_CONSUMER_BACKLOG_DEFECT = (
+    "pulsar-lite defect: when the process of a Failover subscription's consumer is killed "
+    "(SIGKILL), the messages dispatched to it and not acknowledged never reach the "
+    "subscription's next consumer (0 of ~2,500 in every try; real Pulsar redelivers "
+    "them), so a worker restarted after a kill can wait forever for its backlog "
+    "(pinned by test_a_killed_consumers_unacknowledged_messages_reach_the_next)")
+"""A defect that breaks the kit's kill-and-restart pipeline case in some runs."""
+
 PULSAR_LITE_DEFECTS: dict[str, str] = {
     "test_admin_creates_lists_deletes_topics":
         "pulsar-lite has no admin REST API (/admin/v2), so topics cannot be listed or "
@@ -347,10 +363,16 @@ BATCH_INDEX_ACK_DEFECT = (
     "with a batch-index ack, so uncommitted messages of a partly committed batch are lost "
     "(run with producer batching off)")
 
+BATCH_ACK_RESTART_DEFECT = (
+    "pulsar-lite forgets individual acknowledgements of messages of a wire batch across a "
+    "broker restart: a Shared consumer with producer batching on gets committed messages "
+    "again after the restart")
+
 PULSAR_LITE_BATCHING_DEFECTS: dict[str, str] = {
     **PULSAR_LITE_DEFECTS,
     "test_uncommitted_messages_are_redelivered": BATCH_INDEX_ACK_DEFECT,
     "test_commit_survives_transport_reopen": BATCH_INDEX_ACK_DEFECT,
+    "test_consumer_keeps_going_across_a_broker_restart": BATCH_ACK_RESTART_DEFECT,
 }
 """The conformance cases that fail on pulsar-lite with producer batching on (Shared
 subscriptions, where pulsar-lite delivers batches correctly)."""
@@ -382,4 +404,6 @@ def conformance_profile(workdir: Path) -> TransportProfile:
         unreachable_timeout=3.0,
         stop=broker.stop,
         expected_failures=dict(PULSAR_LITE_DEFECTS),
+        skip_cases={"test_a_killed_worker_restarted_loses_nothing_and_stops_cleanly":
+                    KILLED_CONSUMER_BACKLOG_DEFECT},
     )

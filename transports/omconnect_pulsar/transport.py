@@ -137,6 +137,7 @@ class PulsarTransport(Transport):
     """
 
     name: ClassVar[str] = "pulsar"
+    client_loggers: ClassVar[tuple[str, ...]] = ("omconnect_pulsar.client",)
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:

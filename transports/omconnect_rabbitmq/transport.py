@@ -119,6 +119,7 @@ class RabbitMQTransport(Transport):
     """
 
     name: ClassVar[str] = "rabbitmq"
+    client_loggers: ClassVar[tuple[str, ...]] = ("pika",)
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:

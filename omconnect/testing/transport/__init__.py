@@ -16,6 +16,7 @@ from omconnect.testing.transport.failures import FailureCases
 from omconnect.testing.transport.groups import DeliveryCases, GroupCases
 from omconnect.testing.transport.kv import KeyValueCases
 from omconnect.testing.transport.messaging import MessagingCases
+from omconnect.testing.transport.pipeline import PipelineCases
 
 __all__ = [
     "DeliveryCases",
@@ -25,14 +26,23 @@ __all__ = [
     "Kit",
     "KitSettings",
     "MessagingCases",
+    "PipelineCases",
+    "TransportApiCases",
     "TransportCase",
     "TransportConformance",
 ]
 
 
-class TransportConformance(MessagingCases, DeliveryCases, GroupCases, KeyValueCases,
-                           FailureCases):
+class TransportApiCases(MessagingCases, DeliveryCases, GroupCases, KeyValueCases,
+                        FailureCases):
+    """Every case that drives the transport's API directly (TRANSPORT-1 to 53), without
+    the pipeline cases (which run workers).
+    """
+
+
+class TransportConformance(TransportApiCases, PipelineCases):
     """Every transport case. Subclass it and provide a ``transport_factory`` fixture;
-    optionally ``broker_control`` (an object with ``restart()``) and
-    ``unreachable_broker`` (an :class:`~omconnect.testing.profile.UnreachableBroker`).
+    optionally ``broker_control`` (an object with ``restart()``),
+    ``unreachable_broker`` (an :class:`~omconnect.testing.profile.UnreachableBroker`),
+    ``expected_failures`` and ``skip_cases``.
     """

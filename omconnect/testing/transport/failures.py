@@ -1,9 +1,10 @@
 """Transport cases: broker restarts, unreachable brokers, bad configuration
-(TRANSPORT-50 to TRANSPORT-52).
+(TRANSPORT-50 to TRANSPORT-53).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -11,11 +12,12 @@ import pytest
 
 from omconnect.config.types import ConfigType
 from omconnect.errors import ConfigError, RetriableError, TransportError
+from omconnect.records import TopicPartition
 from omconnect.testing.profile import TransportFactory
 from omconnect.testing.transport.base import Kit, TransportCase, message_ids
 from omconnect.testing.waiting import Deadline, run_bounded
 from omconnect.transport.messages import Message
-from omconnect.transport.spi import Producer
+from omconnect.transport.spi import Consumer, Producer
 
 __all__ = ["FailureCases"]
 
@@ -59,6 +61,45 @@ class FailureCases(TransportCase):
             f"{len(lost)} acknowledged messages were lost across the restart (of "
             f"{len(acknowledged)}: {_sample(lost)}; the first {half} were sent before it); "
             f"received {len(received)}")
+
+    def test_consumer_keeps_going_across_a_broker_restart(self, kit: Kit) -> None:
+        """TRANSPORT-53: a consumer subscribed while the broker restarts keeps going: a
+        ``poll`` or ``commit`` meanwhile may raise a RetriableTransportError (and is
+        called again, as the runtime does), and the same consumer then receives every
+        message acknowledged before and after the restart, without those it committed.
+        """
+        if kit.broker is None:
+            pytest.skip("needs a broker_control (the test setup supplies no broker restart)")
+        kit.require(persistent=True)
+        topic = kit.topic(1)
+        tp = TopicPartition(topic, 0)
+        consumer = kit.listening(kit.group(), [topic])
+        before = [f"before-{i}".encode() for i in range(kit.count(50))]
+        kit.produce(topic, before)
+        first = _poll_through(consumer, set(before), Deadline(kit.settings.timeout))
+        assert {m.value for m in first} >= set(before), "the consumer is not reading"
+        last = max(m.offset for m in first if m.offset is not None)
+        _commit_through(consumer, {tp: last + 1}, Deadline(kit.settings.timeout))
+        kit.broker.restart()
+        after = [f"after-{i}".encode() for i in range(kit.count(50))]
+        producer = kit.producer()
+        pending, deadline = list(after), Deadline(kit.settings.timeout * 2)
+        while pending and not deadline.expired:
+            try:
+                kit.send(producer, [Message(topic, value=v) for v in pending[:10]])
+                pending = pending[10:]
+            except (TransportError, TimeoutError) as exc:
+                if not isinstance(exc, RetriableError):
+                    producer = _fresh_producer(kit, producer)
+        assert not pending, f"{len(pending)} messages could not be sent after the restart"
+        received = _poll_through(consumer, set(after), Deadline(kit.settings.timeout * 2))
+        values = [m.value for m in received]
+        missing = set(after) - set(values)
+        assert not missing, (
+            f"the consumer opened before the restart missed {len(missing)} of {len(after)} "
+            f"messages sent after it: {_sample(missing)}")
+        again = set(before) & set(values)
+        assert not again, f"{len(again)} committed messages were delivered again"
 
     def test_unreachable_broker_fails_within_timeout(self, kit: Kit) -> None:
         """TRANSPORT-51: against an unreachable broker, sending and admin calls fail with
@@ -124,6 +165,37 @@ class FailureCases(TransportCase):
             TransportFactory(transport_class=factory.transport_class, config=config)()
         assert key.name in str(caught.value), f"the error does not name {key.name!r}"
         assert isinstance(caught.value, ValueError)
+
+
+def _poll_through(consumer: Consumer, wanted: set[bytes], deadline: Deadline
+                  ) -> list[Message]:
+    """Poll until every value of ``wanted`` arrived or the deadline passed, calling
+    ``poll`` again after a retriable error (as the runtime does).
+    """
+    received: list[Message] = []
+    seen: set[bytes | None] = set()
+    while not wanted <= seen and not deadline.expired:
+        try:
+            batch = consumer.poll(500, 0.5)
+        except RetriableError:
+            time.sleep(0.2)
+            continue
+        received.extend(batch)
+        seen.update(m.value for m in batch)
+    return received
+
+
+def _commit_through(consumer: Consumer, offsets: dict[TopicPartition, int],
+                    deadline: Deadline) -> None:
+    """Commit, trying again after a retriable error until the deadline."""
+    while True:
+        try:
+            consumer.commit(offsets)
+            return
+        except RetriableError:
+            if deadline.expired:
+                raise
+            time.sleep(0.2)
 
 
 def _fresh_producer(kit: Kit, old: Producer) -> Producer:

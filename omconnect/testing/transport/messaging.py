@@ -1,4 +1,4 @@
-"""Transport cases: producing and consuming (TRANSPORT-1 to TRANSPORT-18)."""
+"""Transport cases: producing and consuming (TRANSPORT-1 to TRANSPORT-19)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections import defaultdict
 
 import pytest
 
-from omconnect.errors import MessageTooLargeError, TransportError
+from omconnect.errors import MessageTooLargeError, TransportError, UnsupportedOperationError
+from omconnect.testing.transport import workers
 from omconnect.testing.transport.base import Kit, TransportCase, message_ids
 from omconnect.testing.waiting import Deadline, run_bounded
 from omconnect.transport.capabilities import Capabilities
@@ -310,6 +311,51 @@ class MessagingCases(TransportCase):
         finally:
             admin.close()
 
+    def test_concurrent_creators_agree_on_one_layout(self, kit: Kit) -> None:
+        """TRANSPORT-19: two creators of one topic at once, asking for different partition
+        counts (separate transport instances; separate processes where ``cross_process``),
+        end with one layout, the same for every client, and every partition of it takes
+        and delivers messages.
+        """
+        wide = kit.partitions(4)
+        if wide < 2:
+            pytest.skip("needs max_partitions >= 2 (one layout is all there is)")
+        admin = kit.transport.admin()
+        try:
+            admin.list_topics()
+        except UnsupportedOperationError:
+            pytest.skip("needs Admin.list_topics (the case reads the layout that won)")
+        finally:
+            admin.close()
+        for _ in range(max(1, round(5 * kit.settings.scale))):
+            name = kit.name("race")
+            kit.adopt(name, wide)
+            _create_at_once(kit, name, [1, wide])
+            layouts = set()
+            for _client in range(2):  # what a fresh client sees, twice
+                transport = kit.factory()
+                try:
+                    other = transport.admin()
+                    layouts.add(other.list_topics()[name].partitions)
+                    other.close()
+                finally:
+                    transport.close()
+            assert len(layouts) == 1 and layouts <= {1, wide}, (
+                f"topic {name!r} created at once with 1 and {wide} partitions: clients see "
+                f"partition counts {sorted(layouts)}")
+            (count,) = layouts
+            kit.adopt(name, count)
+            consumer = kit.listening(kit.group(), [name])
+            values = [f"{name}-p{p}".encode() for p in range(count)]
+            kit.send(kit.producer(), [Message(name, value=v, partition=p)
+                                      for p, v in enumerate(values)])
+            received = kit.receive(consumer, count)
+            missing = set(values) - set(message_ids(received))
+            assert not missing, (
+                f"{len(missing)} of the {count} partitions of the raced topic lost a "
+                f"message sent to them (no queue or stream behind them?): "
+                f"{sorted(missing)[:4]}")
+
     def test_wakeup_ends_a_blocking_poll(self, kit: Kit) -> None:
         """TRANSPORT-18 (SHOULD): ``wakeup`` from another thread ends a blocking ``poll``
         early, so a task can stop promptly.
@@ -337,3 +383,45 @@ def _first_disorder(sequence: list[int]) -> str:
             return f"{sequence[i - 1]} before {sequence[i]} (position {i})"
     return "?"
 
+
+
+def _create_at_once(kit: Kit, name: str, counts: list[int]) -> None:
+    """Create topic ``name`` from one creator per entry of ``counts`` (that many
+    partitions each), all released at the same moment: child processes where the
+    transport is ``cross_process``, threads with transport instances of their own
+    otherwise.
+    """
+    if kit.capabilities.cross_process:
+        start, reports = workers.event(), workers.queue()
+        factory = kit.portable_factory()
+        children = [workers.spawn(workers.create_topic, factory, name, count, start, reports)
+                    for count in counts]
+        start.set()
+        errors = [reports.get(timeout=kit.settings.timeout * 2) for _ in children]
+        for child in children:
+            child.join(10)
+    else:
+        gate = threading.Barrier(len(counts))
+        errors = [None] * len(counts)
+
+        def create(index: int, count: int) -> None:
+            from omconnect.transport.messages import TopicSpec
+
+            transport = kit.factory()
+            try:
+                admin = transport.admin()
+                gate.wait(30)
+                admin.create_topics([TopicSpec(name, count)])
+                admin.close()
+            except BaseException as exc:
+                errors[index] = exc
+            finally:
+                transport.close()
+
+        threads = [threading.Thread(target=create, args=(i, c)) for i, c in enumerate(counts)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(kit.settings.timeout * 2)
+    failed = [e for e in errors if e is not None]
+    assert not failed, f"creating a topic at the same moment as another client failed: {failed}"

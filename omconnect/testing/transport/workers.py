@@ -14,7 +14,8 @@ from typing import Any
 
 from omconnect.transport.spi import Transport
 
-__all__ = ["consume_without_commit", "event", "kv_write_then_wait", "kv_writer", "queue", "spawn"]
+__all__ = ["consume_without_commit", "create_topic", "event", "kv_write_then_wait",
+           "kv_writer", "queue", "spawn"]
 
 
 def spawn(target: Callable[..., None], *args: Any) -> multiprocessing.process.BaseProcess:
@@ -92,3 +93,22 @@ def kv_writer(factory: Callable[[], Transport], namespace: str, name: str, count
         reports.put((name, last))
     except BaseException as exc:
         reports.put((name, exc))
+
+
+def create_topic(factory: Callable[[], Transport], name: str, partitions: int, start: Any,
+                 reports: Any) -> None:
+    """Once ``start`` is set, create topic ``name`` with ``partitions`` partitions;
+    report ``None`` or the error.
+    """
+    from omconnect.transport.messages import TopicSpec
+
+    try:
+        transport = factory()
+        admin = transport.admin()
+        start.wait(60)
+        admin.create_topics([TopicSpec(name, partitions)])
+        admin.close()
+        transport.close()
+        reports.put(None)
+    except BaseException as exc:
+        reports.put(exc)
