@@ -9,14 +9,19 @@ See ``docs/cli.md``.
 from __future__ import annotations
 
 import argparse
+import atexit
+import contextlib
 import importlib
+import logging
+import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from omconnect import __version__
 from omconnect.cli import offsets, plugin_list, standalone, validate
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "console", "main"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,6 +57,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
+def console() -> NoReturn:
+    """The ``omconnect`` executable (and ``python -m omconnect.cli``): :func:`main`, then
+    exit without tearing the interpreter down.
+
+    The exit functions run and the streams are flushed as usual, then the process ends
+    with :func:`os._exit`. Interpreter shutdown is skipped because client libraries with
+    threads of their own can crash it: a pulsar-client thread ending while the
+    interpreter finalized called back into Python logging and aborted the process
+    (``terminate called without an active exception``, exit 134) after a clean stop.
+    """
+    try:
+        status = main()
+    except SystemExit as exc:  # argparse's --help, --version and usage errors
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 2)
+        if exc.code is not None and not isinstance(exc.code, int):
+            print(exc.code, file=sys.stderr)
+    _exit_now(status)
+
+
+def _exit_now(status: int) -> NoReturn:
+    run_exit_functions = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_functions is not None:
+        run_exit_functions()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed or broken pipe
+            stream.flush()
+    os._exit(status)
+
+
 def _conformance(argv: list[str]) -> int:
     try:
         cli = importlib.import_module("omconnect.testing.cli")
@@ -66,4 +101,4 @@ def _conformance(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console()

@@ -1,7 +1,5 @@
 """``python -m omconnect.cli``: the ``omconnect`` command."""
 
-import sys
+from omconnect.cli import console
 
-from omconnect.cli import main
-
-sys.exit(main())
+console()

@@ -455,3 +455,23 @@ def test_a_classic_send_that_no_queue_takes_is_not_acknowledged(
     assert [m.value for m in drain(group, 1)] == [b"kept"]
     for closeable in (group, producer):
         closeable.close()
+
+
+def test_a_store_opened_right_after_a_broker_restart_waits_for_its_stream(
+        make_transport: MakeTransport, broker: BrokerHandle) -> None:
+    """Right after ``start_app`` the stream queues recover a moment after clients can
+    connect (NOT_FOUND "home node ... is down or inaccessible"): opening a store, or the
+    topic catalog, then retries within the connection timeout instead of failing.
+    """
+    transport = make_transport()
+    namespace = unique("recovering")
+    store = transport.kv_store(namespace)
+    store.put("kept", b"1")
+    store.close()
+    for _ in range(3):
+        broker.restart()
+        reopened = make_transport()
+        again = reopened.kv_store(namespace)  # no retry of ours: the store's own
+        assert again.get("kept") == b"1"
+        again.close()
+        reopened.admin().create_topics([TopicSpec(unique("after-restart"), 1)])

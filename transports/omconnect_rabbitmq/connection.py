@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
@@ -27,7 +28,12 @@ from typing import Any
 import attrs
 
 from omconnect import plugins
-from omconnect.errors import ConnectError, IllegalStateError, TransportTimeoutError
+from omconnect.errors import (
+    ConnectError,
+    IllegalStateError,
+    RetriableError,
+    TransportTimeoutError,
+)
 from omconnect_rabbitmq.errors import ConnectionTarget, translate
 
 __all__ = ["ChannelOps", "ConnectionSettings", "IoConnection", "chain", "gather", "pika_module"]
@@ -219,6 +225,7 @@ class IoConnection:
         self._closing = False
         self._stopped = threading.Event()
         self._delay = settings.backoff
+        self._start_deadline = 0.0  # set by start(): until then a retriable setup is retried
         self.connected = threading.Event()
         self.generation = 0
         """Counts connections opened so far; owners compare it to spot a reconnection."""
@@ -236,6 +243,7 @@ class IoConnection:
         from pika.adapters.select_connection import IOLoop
 
         self._ioloop = IOLoop()
+        self._start_deadline = time.monotonic() + self.settings.timeout
         self._thread = threading.Thread(target=self._run, name=f"omconnect-rabbitmq-{self.name}",
                                         daemon=True)
         self._open()
@@ -302,13 +310,16 @@ class IoConnection:
             self._opened.set_result(None)
 
     def _setup_failed(self, connection: Any, exc: BaseException) -> None:
-        """The owner could not set up its channels: fail the first start, else treat it
-        as a lost connection (close it; the close handler reconnects).
+        """The owner could not set up its channels: treat it as a lost connection (close
+        it; the close handler reconnects), except that the first start fails at once when
+        the error is not retriable or the connection timeout has passed (a stream queue
+        still recovering right after a broker restart is retried).
         """
         _log.warning("%s: setting up the connection failed: %s", self.name, exc)
-        if not self._opened.done():
-            self._opened.set_exception(
-                translate(exc, action=f"setting up {self.name}", target=self.target))
+        error = translate(exc, action=f"setting up {self.name}", target=self.target)
+        if not self._opened.done() and (not isinstance(error, RetriableError)
+                                        or time.monotonic() >= self._start_deadline):
+            self._opened.set_exception(error)
             self._reconnect = False
         with contextlib.suppress(Exception):
             connection.close()

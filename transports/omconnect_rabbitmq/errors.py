@@ -37,6 +37,10 @@ _PRECONDITION_FAILED = 406
 _RETRIABLE_CODES = (320, 504, 505, 506, 541)
 """CONNECTION_FORCED (broker shutting down), CHANNEL_ERROR, UNEXPECTED_FRAME,
 RESOURCE_ERROR and INTERNAL_ERROR: worth another try on a new connection."""
+_NOT_FOUND = 404
+_RECOVERING = "is down or inaccessible"
+"""In a NOT_FOUND reply: the queue exists, but its home node has not recovered it yet
+(right after a broker restart); worth another try."""
 
 
 class ConnectionTarget:
@@ -131,6 +135,10 @@ def _translate(
             f"{action} failed: access denied for {target or 'the user'}; check that the "
             f"vhost exists and the user has permissions on it (broker said: {text})",
             **context)
+    if code == _NOT_FOUND and _RECOVERING in text:
+        return RetriableTransportError(
+            f"{action} failed{where}: the queue is still recovering after a broker restart: "
+            f"{text}", **context)
     if code == _PRECONDITION_FAILED or (isinstance(exc, pe.ChannelClosedByBroker) and (
             code not in _RETRIABLE_CODES)):
         return TransportError(f"{action} failed{where}: the broker refused it: {text}",
