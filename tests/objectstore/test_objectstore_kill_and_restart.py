@@ -19,6 +19,7 @@ import pytest
 
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.worker_config import WorkerConfig
 from omconnect.transports.embedded import EmbeddedTransport
 
 OBJECTS = 20
@@ -68,9 +69,11 @@ def _size(workdir: Path) -> int:
             consumer.close()
 
 
-def _committed(worker: dict[str, str]) -> dict[int, int]:
-    """Records committed per object (the source offsets a restart resumes from)."""
-    herder = StandaloneHerder(worker)
+def _committed(worker: dict[str, str], worker_file: str) -> dict[int, int]:
+    """Records committed per object (the source offsets a restart resumes from), read
+    from the namespaces of the worker that ran from ``worker_file``.
+    """
+    herder = StandaloneHerder(WorkerConfig.parse(worker, origin=worker_file))
     herder.open()
     try:
         return {int(o["partition"]["object"][5:7]): int(o["offset"]["records"])
@@ -107,7 +110,7 @@ def test_sigkill_mid_object_then_restart_loses_nothing_duplicates_only_uncommitt
         written: dict[int, int] = {}
         for obj, line in _topic(tmp_path):
             written[obj] = max(written.get(obj, 0), line + 1)
-        windows.append((_committed(worker), written))
+        windows.append((_committed(worker, paths[0]), written))
     # a kill landed inside an object: committed part way through it
     assert any(0 < c < LINES for committed, _ in windows for c in committed.values()), windows
     final = subprocess.run([*OMCONNECT, "standalone", *paths, "--stop-when-idle", "3"],
@@ -130,5 +133,5 @@ def test_sigkill_mid_object_then_restart_loses_nothing_duplicates_only_uncommitt
         for previous, line in zip([-1, *lines], lines, strict=False):
             assert line == previous + 1 or line <= furthest, (obj, previous, line)
             furthest = max(furthest, line)
-    assert _committed(worker) == dict.fromkeys(range(OBJECTS), LINES)
+    assert _committed(worker, paths[0]) == dict.fromkeys(range(OBJECTS), LINES)
     print(f"{len(got) - OBJECTS * LINES} duplicate records after {TRIALS} kills")
