@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import time
+from typing import ClassVar
 
+import attrs
 from runtime_connectors import GATE, STATE
 from runtime_support import eventually, read_topic, sink_config, source_config
 from test_error_handling import _headers, _json, _produce
 
+from omconnect import plugins
 from omconnect.errors import RetriableTransportError
 from omconnect.runtime import StandaloneHerder
+from omconnect.transport import Capabilities
+from omconnect.transports.memory import MemoryTransport
 
 
 def test_topics_regex_picks_up_topics_created_later(worker_config):
@@ -177,3 +182,33 @@ def _topics(worker_config):
 
     with MemoryTransport({"namespace": worker_config["memory.namespace"]}) as transport:
         return transport.admin().list_topics()
+
+
+def test_a_sink_on_a_transport_without_old_messages_for_new_groups_is_warned_about(
+        worker_config, caplog):
+    config = dict(worker_config, transport="forgetful",
+                  **{"forgetful.namespace": worker_config["memory.namespace"]})
+    del config["memory.namespace"]
+    _produce(worker_config, "in", [_json("early")])
+    caplog.set_level("WARNING", logger="omconnect.runtime.sink_task_runner")
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(sink_config(topics="in"))
+        eventually(lambda: any("does not keep messages for a group" in r.getMessage()
+                               for r in caplog.records), what="the warning")
+    [warning] = [r.getMessage() for r in caplog.records
+                 if "does not keep messages for a group" in r.getMessage()]
+    assert "'listing'" in warning and "'in'" in warning and "'forgetful'" in warning
+
+
+class ForgetfulTransport(MemoryTransport):
+    """The memory transport, declaring that a new group does not get older messages (as
+    RabbitMQ's classic topics do)."""
+
+    name: ClassVar[str] = "forgetful"
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return attrs.evolve(super().capabilities, new_subscriber_receives_old_messages=False)
+
+
+plugins.register_alias(plugins.TRANSPORTS, "forgetful", f"{__name__}:ForgetfulTransport")
