@@ -54,6 +54,7 @@ from omconnect.errors import (
     IllegalStateError,
     RetriableTransportError,
     TransportError,
+    TransportTimeoutError,
     UnsupportedOperationError,
 )
 from omconnect.records import TopicPartition
@@ -76,7 +77,11 @@ _MAX_PREFETCH = 65535
 _LATEST = -1
 """Position of a stream partition started at its end, until its first message."""
 _RANGE_QUIET = 0.2
-"""Seconds without a delivery after which a probe of a stream's end stops."""
+"""The shortest quiet window after which a probe of a stream's last chunk stops."""
+_PROBE_PREFETCH = 10_000
+"""Deliveries a probe takes ahead of its acknowledgements (a stream chunk in one go)."""
+_EMPTY_WAIT = 0.3
+"""The shortest wait for a first delivery from a stream the broker counts empty."""
 
 
 class _Reader:
@@ -145,6 +150,8 @@ class RabbitMQConsumer(LogConsumer):
         self._next: dict[TopicPartition, int] = {}
         """Classic partitions: the offset the next channel's first delivery gets."""
         self._infos: dict[str, TopicInfo] = {}
+        self._known_end: dict[TopicPartition, int] = {}
+        """Stream partitions: the highest end reported so far (ends never move back)."""
         self._lock = threading.Lock()
         self._store: RabbitMQGroupStore | None = None
         self._io = IoConnection(settings, name=f"consumer of group {group!r}",
@@ -418,15 +425,36 @@ class RabbitMQConsumer(LogConsumer):
         queue = stream_queue(partition.topic, partition.partition)
         first = self._probe(queue, "first", stop_after_first=True)
         if first is None:
-            return 0, 0
+            end = self._known_end.get(partition, 0)
+            return end, end
         last = self._probe(queue, "last", stop_after_first=False)
-        return first, (last if last is not None else first) + 1
+        assert last is not None  # the last chunk must deliver: _probe raises otherwise
+        # A stream only grows at its end: never report an end before one seen earlier.
+        end = max(last + 1, self._known_end.get(partition, 0))
+        self._known_end[partition] = end
+        return first, end
 
     def _probe(self, queue: str, start: str, *, stop_after_first: bool) -> int | None:
-        """The first (or the highest) offset a consumer from ``start`` receives."""
+        """The first offset a consumer from ``start`` receives, or (``stop_after_first``
+        false) the highest offset of what the broker sends from there: the stream's last
+        chunk, for ``start="last"``. ``None``: the stream holds nothing.
+
+        AMQP 0-9-1 cannot ask a stream where it ends, so the probe reads the last chunk,
+        which the broker sends at once and then nothing more. The clocks start once the
+        broker registered the probe's consumer, never before. A stream the broker counts
+        messages in (its statistics lag by some seconds), and every probe of the last
+        chunk, wait for a first delivery for the whole connection timeout and fail with a
+        :class:`~omconnect.errors.TransportTimeoutError` when none came; only a stream
+        the broker counts empty gets a short window. After the first delivery the chunk
+        is taken as complete once no delivery came for a quiet window that grows with
+        how slow the first one was (at least 0.2 s): a loaded machine or a slow broker
+        makes the probe wait longer, never answer short.
+        """
         seen: list[int] = []
+        counted = [0]
+        first_seen = threading.Event()
         done = threading.Event()
-        last_seen = [time.monotonic()]
+        last_seen = [0.0]
 
         def work() -> Future[Any]:
             def consume(channel: ChannelOps) -> Future[Any]:
@@ -435,32 +463,53 @@ class RabbitMQConsumer(LogConsumer):
                     if isinstance(offset, int):
                         seen.append(offset)
                         last_seen[0] = time.monotonic()
+                        first_seen.set()
                         if stop_after_first:
                             done.set()
                     ch.basic_ack(method.delivery_tag)
 
+                def declared(frame: Any) -> Future[Any]:
+                    counted[0] = int(getattr(frame.method, "message_count", 0) or 0)
+                    return chain(channel.do("basic_qos", prefetch_count=_PROBE_PREFETCH),
+                                 lambda _: channel.do("basic_consume", queue, on_message,
+                                                      arguments={"x-stream-offset": start}))
+
                 probe_channel[0] = channel
-                return chain(channel.do("basic_qos", prefetch_count=1000),
-                             lambda _: channel.do("basic_consume", queue, on_message,
-                                                  arguments={"x-stream-offset": start}))
+                return chain(channel.do("queue_declare", queue, passive=True), declared)
 
             return chain(self._io.channel(f"probing {queue}"), consume)
 
         probe_channel: list[ChannelOps | None] = [None]
-        self._io.call(work, action=f"probing stream {queue}")
-        deadline = time.monotonic() + self._io.settings.timeout
+        timeout = self._io.settings.timeout
+        asked = time.monotonic()
         try:
-            while not done.is_set() and time.monotonic() < deadline:
-                quiet = time.monotonic() - last_seen[0]
-                if quiet > _RANGE_QUIET:
+            self._io.call(work, action=f"probing stream {queue}")
+            registered = time.monotonic()
+            must_deliver = start == "last" or counted[0] > 0
+            first_wait = timeout if must_deliver else \
+                min(timeout, max(_EMPTY_WAIT, 10 * (registered - asked)))
+            if not first_seen.wait(first_wait):
+                if must_deliver:
+                    raise TransportTimeoutError(
+                        f"reading the {start} offset of stream {queue!r}: no message arrived "
+                        f"within {timeout:g} s (rabbitmq.connection.timeout.ms) although the "
+                        "stream holds some; the broker or this machine is too slow to answer")
+                return None
+            quiet = min(max(_RANGE_QUIET, 2 * (last_seen[0] - registered)), timeout / 2)
+            deadline = registered + timeout
+            while not done.is_set():
+                now = time.monotonic()
+                if now - last_seen[0] > quiet:
                     break
-                done.wait(_RANGE_QUIET / 4)
+                if now > deadline:
+                    raise TransportTimeoutError(
+                        f"reading where stream {queue!r} ends: its last chunk was still "
+                        f"arriving after {timeout:g} s (rabbitmq.connection.timeout.ms)")
+                done.wait(quiet / 4)
         finally:
             channel = probe_channel[0]
             if channel is not None:
                 self._io.post(channel.close)
-        if not seen:
-            return None
         return seen[0] if stop_after_first else max(seen)
 
     def _store_commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
