@@ -43,7 +43,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["local_session", "register"]
+__all__ = ["local_session", "offsets_behind_latest", "register"]
 
 
 def register(spark: Any) -> None:
@@ -91,3 +91,13 @@ def local_session(app_name: str = "omconnect", master: str = "local[2]",
     spark = build_session(master, app_name, conf or {})
     register(spark)
     return spark
+
+
+def offsets_behind_latest(progress: Any, source: int = 0) -> dict[str, float]:
+    """Spark's Kafka lag metrics (min/max/avgOffsetsBehindLatest) of a streaming query
+    reading this source, from one of its progresses; see
+    :func:`omconnect_spark.progress.offsets_behind_latest`.
+    """
+    from omconnect_spark.progress import offsets_behind_latest as compute
+
+    return compute(progress, source)

@@ -39,12 +39,14 @@ class OmconnectBatchReader(DataSourceReader):
         offsets, as they resolve now.
 
         Raises:
-            ConfigError: The transport cannot replay, an offsets JSON names a partition
-                that does not exist, or a starting offset lies beyond its ending offset.
+            ConfigError: The transport cannot replay, a topic or an offsets JSON names a
+                partition that does not exist, or a starting offset lies beyond its ending
+                offset.
 
         """
         options = self._options
-        catalog = PartitionCatalog(options.transport, options.topics, options.retry_timeout_ms)
+        catalog = PartitionCatalog(options.transport, options.selection,
+                                   options.retry_timeout_ms, options.read_timeout_ms)
         try:
             if not catalog.transport.capabilities.replayable:
                 raise ConfigError(
@@ -60,7 +62,8 @@ class OmconnectBatchReader(DataSourceReader):
         if backwards:
             raise ConfigError("startingOffsets lies beyond endingOffsets for "
                               f"{', '.join(backwards)}; fix one of them", key="startingOffsets")
-        ranges = plan_ranges(start, end, max_per_range=options.max_records_per_partition)
+        ranges = plan_ranges(start, end, max_per_range=options.max_records_per_partition,
+                             min_ranges=options.min_partitions)
         return [OffsetRangePartition(item) for item in ranges]
 
     def read(self, partition: Any) -> Iterator[Any]:

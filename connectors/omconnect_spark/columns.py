@@ -11,7 +11,13 @@ Spark checks it, and copies Arrow batches without converting a value in Python.
 Decoding: a key or value read with a converter (``value.converter=json`` and
 ``value.schema``) goes through the omconnect converter's batch method, then into an Arrow
 array of the column's type; ``string`` in UTF-8 is decoded by Arrow (the same result as
-omconnect's StringConverter, validated, without a Python call per value).
+omconnect's StringConverter, validated, without a Python call per value). Plain JSON
+(``value.converter=json`` with ``schemas.enable=false``) is parsed by Arrow's JSON reader
+straight into the column's type, as Spark's ``from_json`` would: DECIMAL from numbers or
+strings, TIMESTAMP and DATE from ISO-8601 strings, nested structs and arrays, fields the
+schema lacks ignored, missing ones null; a batch Arrow cannot parse (a value that is not a
+JSON object, a field of the wrong type) goes through the converter, which names the
+record that is wrong.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ _topic = attrgetter("topic")
 _partition = attrgetter("partition")
 
 COLUMNS = ("key", "value", "topic", "partition", "offset", "timestamp", "headers")
-"""The columns of a read, in order."""
+"""The columns of a read, in order (``headers`` only with ``includeHeaders``)."""
 
 
 def arrow_schema_of(spark_schema: Any) -> Any:
@@ -54,7 +60,7 @@ def arrow_schema_of(spark_schema: Any) -> Any:
     from pyspark.sql.pandas.types import to_arrow_schema
 
     names = tuple(spark_schema.fieldNames())
-    if names != COLUMNS:
+    if names not in (COLUMNS, COLUMNS[:-1]):
         raise DataError(f"the omconnect source yields the columns {list(COLUMNS)}, but the "
                         f"query asks for {list(names)}; do not set .schema(...) on the "
                         "reader (decode with value.converter and value.schema), and select "
@@ -81,8 +87,10 @@ class RecordBatchBuilder:
         self._schema = schema
         self._key = _ColumnDecoder(key, schema.field("key").type, "key")
         self._value = _ColumnDecoder(value, schema.field("value").type, "value")
-        self._headers_type = schema.field("headers").type
-        self._header_fields = list(self._headers_type.value_type)
+        self._with_headers = "headers" in schema.names
+        if self._with_headers:
+            self._headers_type = schema.field("headers").type
+            self._header_fields = list(self._headers_type.value_type)
         self._timestamp_type = schema.field("timestamp").type
 
     def build(self, messages: Sequence[Message], *, topic: str | None = None,
@@ -118,8 +126,9 @@ class RecordBatchBuilder:
             partitions,
             pa.array(list(map(_offset, messages)), pa.int64()),
             timestamps,
-            self._header_column(list(map(_headers, messages))),
         ]
+        if self._with_headers:
+            columns.append(self._header_column(list(map(_headers, messages))))
         return pa.RecordBatch.from_arrays(columns, schema=self._schema)
 
     def _header_column(self, headers: list[Any]) -> Any:
@@ -160,6 +169,9 @@ class _ColumnDecoder:
             self.decode = self._binary
         elif decoding.output == "string" and _is_utf8(decoding):
             self.decode = self._utf8
+        elif decoding.output == "struct" and _is_plain_json(decoding):
+            self._converter = _converter(decoding)
+            self.decode = self._arrow_json
         else:
             self._converter = _converter(decoding)
             self.decode = self._convert
@@ -179,6 +191,33 @@ class _ColumnDecoder:
                     except UnicodeDecodeError as exc:
                         raise self._error(messages[index], f"is not UTF-8 text ({exc})") from None
             raise
+
+    def _arrow_json(self, data: list[bytes | None], messages: Sequence[Message]) -> Any:
+        """Plain JSON objects parsed by Arrow into the column's struct type."""
+        import io
+
+        import pyarrow.json as pa_json
+
+        pa = self._pa
+        nulls = [item is None for item in data]
+        lines = [b"{}" if item is None else item for item in data]
+        if any(b"\n" in line for line in lines):  # not one object per line: take the slow way
+            return self._convert(data, messages)
+        body = b"\n".join(lines)
+        try:
+            table = pa_json.read_json(
+                io.BytesIO(body),
+                read_options=pa_json.ReadOptions(block_size=max(len(body) + 1, 1 << 20)),
+                parse_options=pa_json.ParseOptions(explicit_schema=pa.schema(list(self._type)),
+                                                   unexpected_field_behavior="ignore"))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            return self._convert(data, messages)  # it names the record that is wrong
+        if table.num_rows != len(data):
+            return self._convert(data, messages)
+        columns = [column.combine_chunks() for column in table.columns]
+        return pa.StructArray.from_arrays(columns, fields=list(self._type),
+                                          mask=pa.array(nulls, pa.bool_()) if any(nulls)
+                                          else None)
 
     def _convert(self, data: list[bytes | None], messages: Sequence[Message]) -> Any:
         assert self._converter is not None
@@ -217,6 +256,14 @@ class _ColumnDecoder:
                          f"{message.offset} {problem}", topic=message.topic,
                          partition=message.partition, offset=message.offset,
                          key=f"{self._side}.converter")
+
+
+def _is_plain_json(decoding: Decoding) -> bool:
+    """Whether ``decoding`` reads JSON without the schema envelope."""
+    if (decoding.converter or "").lower() not in ("json", "org.apache.kafka.connect.json."
+                                                  "jsonconverter"):
+        return False
+    return str(decoding.options.get("schemas.enable", "true")).strip().lower() == "false"
 
 
 def _is_utf8(decoding: Decoding) -> bool:

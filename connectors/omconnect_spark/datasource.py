@@ -56,17 +56,12 @@ class OmconnectDataSource(DataSource):
         """A stream reader (``spark.readStream``).
 
         Raises:
-            ConfigError: An option is invalid, or ``endingOffsets`` is set (streams do
+            ConfigError: An option is invalid, or an ending option is set (streams do
                 not end).
 
         """
         options = ReadOptions.parse(self.options)
-        if options.ending_given:
-            from omconnect.errors import ConfigError
-
-            raise ConfigError("endingOffsets applies to batch reads only; a streaming query "
-                              "does not end (use Trigger.AvailableNow to stop at what is "
-                              "there now) — remove endingOffsets", key="endingOffsets")
+        options.check_stream()
         return OmconnectStreamReader(options, schema)
 
     def writer(self, schema: Any, overwrite: bool) -> OmconnectBatchWriter:

@@ -81,12 +81,19 @@ class GroupReader:
 
         """
         options = self._options
-        if options.starting is not None and options.starting.kind == "specific":
+        if options.selection.kind != "subscribe":
+            raise ConfigError(
+                f"transport {options.transport.name!r} cannot replay, so a query reads it in "
+                f"a consumer group, which subscribes to named topics: "
+                f"{options.selection.option} needs a replayable transport; name the topics "
+                "in subscribe", key=options.selection.option)
+        if options.starting is not None and options.starting.kind in ("specific", "timestamp"):
             raise ConfigError(
                 f"transport {options.transport.name!r} cannot replay, so a query reads it in "
                 f"consumer group {options.group_id!r}, which starts where the group left off "
-                "(or at earliest/latest for a new group); startingOffsets JSON needs a "
-                "replayable transport — use earliest or latest", key="startingOffsets")
+                "(or at earliest/latest for a new group); offsets or timestamps per "
+                "partition need a replayable transport: use startingOffsets earliest or "
+                "latest", key=options.starting.option or "startingOffsets")
         _log.warning(
             "transport %r cannot replay: reading %s in group %r at-least-once (messages are "
             "committed after Spark commits each batch; a driver crash between the two "

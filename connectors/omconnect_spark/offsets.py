@@ -14,16 +14,23 @@ their logs begin and end.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 import attrs
 
-from omconnect.errors import ConfigError, ConnectError, RetriableError
+from omconnect.errors import (
+    ConfigError,
+    ConnectError,
+    RetriableError,
+    UnsupportedOperationError,
+)
 from omconnect.records import TopicPartition
 from omconnect.transport.spi import Admin, Consumer, Transport
 from omconnect_spark.options import EARLIEST, LATEST, OffsetSpec, TransportSettings
 from omconnect_spark.retry import retrying
+from omconnect_spark.selection import TopicSelection
+from omconnect_spark.timestamps import offset_for_timestamp
 
 __all__ = [
     "DataLossError",
@@ -114,19 +121,27 @@ def plan_ranges(
     end: Mapping[TopicPartition, int],
     *,
     max_per_range: int | None = None,
+    min_ranges: int | None = None,
 ) -> list[OffsetRange]:
-    """The non-empty ranges from ``start`` to ``end``, each at most ``max_per_range`` long.
+    """The non-empty ranges from ``start`` to ``end``, each at most ``max_per_range`` long,
+    and at least ``min_ranges`` of them when there are that many records (Spark's Kafka
+    ``minPartitions``: each partition's range is cut into pieces in proportion to its
+    share of the records).
 
     A partition in ``end`` but not in ``start`` is new: it is read from offset 0 (a
     reader that finds its log starting later reports data loss, as Spark's Kafka source
     does). A partition whose end lies before its start is skipped (the caller reported it).
     """
+    spans = {tp: (start.get(tp, 0), end[tp]) for tp in sorted(end)
+             if end[tp] > start.get(tp, 0)}
+    total = sum(last - first for first, last in spans.values())
     ranges: list[OffsetRange] = []
-    for tp in sorted(end):
-        first, last = start.get(tp, 0), end[tp]
-        if last <= first:
-            continue
-        step = max_per_range or (last - first)
+    for tp, (first, last) in spans.items():
+        size = last - first
+        step = max_per_range or size
+        if min_ranges and min_ranges > len(spans) and total:
+            pieces = max(1, -(-size * min_ranges // total))  # ceil: together >= min_ranges
+            step = min(step, max(1, -(-size // pieces)))
         for begin in range(first, last, step):
             ranges.append(OffsetRange(tp.topic, tp.partition, begin, min(begin + step, last)))
     return ranges
@@ -158,8 +173,8 @@ def limit_offsets(
 
 
 class PartitionCatalog:
-    """Which partitions the topics have and where their logs begin and end, asked of the
-    transport on Spark's driver.
+    """Which partitions the selected topics have and where their logs begin and end,
+    asked of the transport on Spark's driver.
 
     Clients are opened on first use (never when the reader is built: Spark pickles
     readers) and kept until :meth:`close`.
@@ -169,19 +184,23 @@ class PartitionCatalog:
 
     Args:
         settings: The transport to ask.
-        topics: The topics read.
+        selection: The partitions read (topics, a pattern or assigned partitions).
         retry_timeout_ms: How long a retriable failure is retried.
+        read_timeout_ms: How long a record expected while looking up a timestamp may
+            take to arrive.
 
     """
 
-    def __init__(self, settings: TransportSettings, topics: Sequence[str],
-                 retry_timeout_ms: int = 60_000) -> None:
+    def __init__(self, settings: TransportSettings, selection: TopicSelection,
+                 retry_timeout_ms: int = 60_000, read_timeout_ms: int = 120_000) -> None:
         self._settings = settings
-        self._topics = tuple(topics)
+        self._selection = selection
         self._retry_timeout_ms = retry_timeout_ms
+        self._read_timeout_ms = read_timeout_ms
         self._transport: Transport | None = None
         self._admin: Admin | None = None
         self._consumer: Consumer | None = None
+        self._assigned: frozenset[TopicPartition] = frozenset()
 
     @property
     def transport(self) -> Transport:
@@ -191,26 +210,41 @@ class PartitionCatalog:
         return self._transport
 
     def partitions(self) -> list[TopicPartition]:
-        """Every partition of the topics that exist now, in order."""
+        """Every partition of the selection that exists now, in order.
+
+        Raises:
+            MissingTopicsError: A named topic does not exist (``missingTopics=fail``).
+            ConfigError: ``subscribePattern`` on a transport that cannot list topics.
+
+        """
         def list_topics() -> dict[str, Any]:
             if self._admin is None:
                 self._admin = self.transport.admin()
             return self._admin.list_topics()
 
-        listed = self._retrying(list_topics, "listing topics")
-        return [TopicPartition(topic, number) for topic in self._topics if topic in listed
-                for number in range(listed[topic].partitions)]
+        try:
+            listed = self._retrying(list_topics, "listing topics")
+        except UnsupportedOperationError as exc:
+            if self._selection.kind == "pattern":
+                raise ConfigError(
+                    f"subscribePattern needs a transport that lists topics; "
+                    f"{self._settings.name} cannot ({exc}): name the topics in subscribe",
+                    key="subscribePattern") from exc
+            raise
+        return self._selection.partitions({name: spec.partitions
+                                           for name, spec in listed.items()})
 
     def ranges(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
         """(first offset kept, next offset) of each partition."""
         wanted = list(partitions)
+        return self._retrying(lambda: {tp: self._reader().offset_range(tp) for tp in wanted},
+                              "reading partition offsets")
 
-        def read_ranges() -> dict[TopicPartition, tuple[int, int]]:
-            if self._consumer is None:
-                self._consumer = self.transport.consumer(None)
-            return {tp: self._consumer.offset_range(tp) for tp in wanted}
-
-        return self._retrying(read_ranges, "reading partition offsets")
+    def _reader(self) -> Consumer:
+        if self._consumer is None:
+            self._consumer = self.transport.consumer(None)
+            self._assigned = frozenset()
+        return self._consumer
 
     def _retrying(self, action: Callable[[], T], what: str) -> T:
         def attempt() -> T:
@@ -231,24 +265,51 @@ class PartitionCatalog:
 
         Raises:
             ConfigError: ``spec`` names a partition that does not exist (naming
-                ``option``).
+                ``option``), or a starting timestamp has no record that late
+                (``startingOffsetsByTimestampStrategy=error``).
 
         """
         existing = self.partitions()
-        missing = sorted(set(spec.offsets) - set(existing))
+        named = set(spec.offsets) | set(spec.timestamps)
+        missing = sorted(named - set(existing))
         if missing:
             names = ", ".join(str(tp) for tp in missing)
-            raise ConfigError(f"{option} names {names}, which does not exist; the topics "
-                              f"have {', '.join(str(tp) for tp in existing) or 'no partitions'}",
-                              key=option)
+            raise ConfigError(f"{spec.option or option} names {names}, which does not exist; "
+                              f"the topics have "
+                              f"{', '.join(str(tp) for tp in existing) or 'no partitions'}",
+                              key=spec.option or option)
         bounds = self.ranges(existing)
         resolved: PartitionOffsets = {}
         for tp in existing:
-            wanted = spec.wanted(tp)
             first, next_offset = bounds[tp]
+            stamp = spec.timestamp(tp)
+            if stamp is not None:
+                resolved[tp] = self._offset_at_time(tp, first, next_offset, stamp, spec)
+                continue
+            wanted = spec.wanted(tp)
             resolved[tp] = (first if wanted == EARLIEST else next_offset if wanted == LATEST
                             else wanted)
         return resolved
+
+    def _offset_at_time(self, tp: TopicPartition, first: int, end: int, stamp: int,
+                        spec: OffsetSpec) -> int:
+        def look_up() -> int | None:
+            reader = self._reader()
+            if self._assigned != {tp}:
+                reader.assign([tp])  # one partition at a time: its records only
+                self._assigned = frozenset({tp})
+            return offset_for_timestamp(reader, tp, first, end, stamp,
+                                        timeout=self._read_timeout_ms / 1000)
+
+        found = self._retrying(look_up, f"looking up {tp} at time {stamp}")
+        if found is not None:
+            return found
+        if spec.if_none == "error":
+            raise ConfigError(
+                f"{spec.option}: {tp} has no record at or after timestamp {stamp}; set "
+                "startingOffsetsByTimestampStrategy=latest to start such partitions at "
+                "their end", key=spec.option)
+        return end
 
     def close(self) -> None:
         """Close the clients and the transport. Idempotent; the catalog reopens them if
@@ -261,6 +322,7 @@ class PartitionCatalog:
     def _close_clients(self) -> None:
         consumer, admin = self._consumer, self._admin
         self._consumer = self._admin = None
+        self._assigned = frozenset()
         _close_quietly(consumer)
         _close_quietly(admin)
 

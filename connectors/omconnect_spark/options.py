@@ -18,18 +18,21 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Mapping
+import logging
+import re
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import attrs
 
 from omconnect import plugins
-from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Range
+from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.errors import ConfigError, PluginError
 from omconnect.records import TopicPartition
 from omconnect.runtime.record_conversion import converter_config_errors
 from omconnect.runtime.worker_config import WorkerConfig
 from omconnect.transport.spi import Transport
+from omconnect_spark.selection import TopicSelection, parse_assign
 
 __all__ = [
     "EARLIEST",
@@ -41,8 +44,11 @@ __all__ = [
     "ReadOptions",
     "TransportSettings",
     "WriteOptions",
+    "parse_duration_ms",
     "parse_offset_spec",
 ]
+
+_log = logging.getLogger(__name__)
 
 EARLIEST = -2
 """In an offsets JSON, the earliest offset still kept (as in Spark's Kafka source)."""
@@ -50,6 +56,7 @@ LATEST = -1
 """In an offsets JSON, the offset the next message will get (as in Spark's Kafka source)."""
 
 _OFFSETS_EXAMPLE = '{"orders":{"0":23,"1":-2}}'
+_TIMESTAMPS_EXAMPLE = '{"orders":{"0":1700000000000}}'
 
 READ_CONFIG_DEF = (
     ConfigDef()
@@ -57,34 +64,84 @@ READ_CONFIG_DEF = (
             validators=[NonEmptyString()],
             documentation="The transport to read: embedded, memory, kafka, rabbitmq, pulsar "
             "or a Python path; its options are given as `<transport>.<option>`.")
-    .define("topics", ConfigType.LIST, importance=Importance.HIGH,
-            documentation="Comma-separated topics to read.")
+    .define("subscribe", ConfigType.LIST, None, importance=Importance.HIGH,
+            documentation="Comma-separated topics to read (Spark's Kafka source name; "
+            "`topics` is the same). One of subscribe, subscribePattern, assign.")
+    .define("topics", ConfigType.LIST, None, importance=Importance.HIGH,
+            documentation="The same as subscribe.")
+    .define("subscribePattern", ConfigType.STRING, None, importance=Importance.HIGH,
+            documentation="Read every topic whose whole name matches this regular "
+            "expression; looked up again at every trigger (needs a transport that lists "
+            "topics).")
+    .define("assign", ConfigType.STRING, None, importance=Importance.HIGH,
+            documentation='Read exactly these partitions: JSON such as {"orders":[0,1]}.')
+    .define("missingTopics", ConfigType.STRING, "fail",
+            validators=[OneOf(("fail", "wait"))],
+            documentation="A topic of subscribe that does not exist: fail (an error naming "
+            "it) or wait (streams: its partitions join the query once it exists).")
     .define("startingOffsets", ConfigType.STRING, None, importance=Importance.HIGH,
             documentation="Where a new query starts: earliest, latest or JSON per partition "
             f"such as {_OFFSETS_EXAMPLE} (-2 earliest, -1 latest). Default: latest for "
             "streaming, earliest for batch. A restarted query resumes from its checkpoint.")
+    .define("startingTimestamp", ConfigType.LONG, None, validators=[Range(min=0)],
+            documentation="Start every partition at the earliest record whose timestamp "
+            "(ms since the epoch) is at or after this; takes precedence over "
+            "startingOffsetsByTimestamp and startingOffsets.")
+    .define("startingOffsetsByTimestamp", ConfigType.STRING, None,
+            documentation='A timestamp per partition, JSON such as {"orders":{"0":'
+            '1700000000000}}; partitions not listed start at the latest offset (streams) '
+            "or the earliest (batch). Takes precedence over startingOffsets.")
+    .define("startingOffsetsByTimestampStrategy", ConfigType.STRING, "error",
+            validators=[OneOf(("error", "latest"))],
+            documentation="A partition with no record at or after its starting timestamp: "
+            "error fails the query, latest starts at its end.")
     .define("endingOffsets", ConfigType.STRING, "latest",
             documentation="Batch reads only: where reading stops (exclusive): latest or "
             "JSON per partition (-1 latest).")
+    .define("endingTimestamp", ConfigType.LONG, None, validators=[Range(min=0)],
+            documentation="Batch reads only: stop every partition at the earliest record "
+            "whose timestamp is at or after this (its end when none is).")
+    .define("endingOffsetsByTimestamp", ConfigType.STRING, None,
+            documentation="Batch reads only: a timestamp per partition, as "
+            "startingOffsetsByTimestamp.")
     .define("maxRecordsPerTrigger", ConfigType.LONG, None, validators=[Range(min=1)],
             documentation="Most records one micro-batch reads, shared among partitions in "
             "proportion to their backlog (Spark's ReadMaxRows).")
+    .define("maxOffsetsPerTrigger", ConfigType.LONG, None, validators=[Range(min=1)],
+            documentation="Spark's Kafka source name of maxRecordsPerTrigger.")
+    .define("minOffsetsPerTrigger", ConfigType.LONG, None, validators=[Range(min=1)],
+            documentation="Streams: wait with the next micro-batch until this many new "
+            "records are there, or maxTriggerDelay passed since the last one.")
+    .define("maxTriggerDelay", ConfigType.STRING, "15m",
+            documentation="With minOffsetsPerTrigger: the longest a micro-batch waits "
+            "(e.g. 30s, 15m, 1h, or milliseconds).")
+    .define("minPartitions", ConfigType.INT, None, validators=[Range(min=1)],
+            documentation="At least this many Spark partitions per batch: large partition "
+            "ranges are split (as Spark's Kafka source does).")
     .define("maxRecordsPerPartition", ConfigType.LONG, None, validators=[Range(min=1)],
             documentation="Split a partition's offset range into Spark partitions of at "
             "most this many records (more parallelism for few, large partitions).")
+    .define("includeHeaders", ConfigType.BOOLEAN, True,
+            documentation="Include the headers column (true by default here, false in "
+            "Spark's Kafka source).")
     .define("failOnDataLoss", ConfigType.BOOLEAN, True,
             documentation="Fail when records a query should read are gone (deleted topic, "
             "retention) or never arrive within readTimeoutMs; false logs a warning and "
             "skips them.")
     .define("groupId", ConfigType.STRING, None,
             documentation="Consumer group of a non-replayable transport, which reads in a "
-            "group and commits on Spark's commit; default omconnect-spark-<topics>.")
+            "group and commits on Spark's commit; default <groupIdPrefix>-<topics>.")
+    .define("groupIdPrefix", ConfigType.STRING, "omconnect-spark",
+            validators=[NonEmptyString()],
+            documentation="Prefix of the default groupId (Spark's Kafka source name).")
     .define("groupPollTimeoutMs", ConfigType.LONG, 2_000, validators=[Range(min=1)],
             documentation="Non-replayable transports: how long the driver waits for the "
             "first record of a micro-batch; a Trigger.AvailableNow query ends after a poll "
             "this long brings nothing.")
     .define("readTimeoutMs", ConfigType.LONG, 120_000, validators=[Range(min=1)],
             documentation="How long reading an offset range waits for a record it expects.")
+    .define("kafkaConsumer.pollTimeoutMs", ConfigType.LONG, None, validators=[Range(min=1)],
+            documentation="Spark's Kafka source name of readTimeoutMs.")
     .define("retryTimeoutMs", ConfigType.LONG, 60_000, validators=[Range(min=0)],
             documentation="How long a call to the transport is retried while it fails with "
             "a retriable error (a broker restarting) before the query fails.")
@@ -136,6 +193,16 @@ _SPARK_OWN_OPTIONS = frozenset({
 
 _CONVERTER_ROLES = ("key.converter", "value.converter")
 
+_REFUSED: dict[str, str] = {
+    "fetchoffset.numretries": "not supported: looking up offsets is retried for "
+    "retryTimeoutMs instead; set that",
+    "fetchoffset.retryintervalms": "not supported: looking up offsets is retried with a "
+    "backoff for retryTimeoutMs instead; set that",
+    "kafka.bootstrap.servers": "this source reads any transport; to read Kafka, also set "
+    "transport=kafka (kafka.* options apply only then)",
+}
+"""Options of Spark's Kafka source this source refuses (lower case), with the reason."""
+
 
 @attrs.frozen(kw_only=True)
 class TransportSettings:
@@ -174,36 +241,62 @@ class OffsetSpec:
     """Where reading starts or stops.
 
     Attributes:
-        kind: ``earliest``, ``latest`` or ``specific``.
+        kind: ``earliest``, ``latest``, ``specific`` (offsets per partition) or
+            ``timestamp`` (the earliest record at or after a time, per partition).
         offsets: For ``specific``: an offset per partition, :data:`EARLIEST` (-2) and
             :data:`LATEST` (-1) allowed; partitions not listed use ``default``.
-        default: What unlisted partitions of a ``specific`` spec use.
+        default: What unlisted partitions of a ``specific`` or ``timestamp`` spec use
+            (EARLIEST or LATEST).
+        timestamps: For ``timestamp``: milliseconds since the epoch per partition.
+        every_timestamp: For ``timestamp``: the time of every partition
+            (``startingTimestamp``/``endingTimestamp``).
+        if_none: For ``timestamp``: a partition with no record that late fails the read
+            (``error``) or uses its end (``latest``).
+        option: The option the spec came from (for messages).
 
     """
 
-    kind: Literal["earliest", "latest", "specific"]
+    kind: Literal["earliest", "latest", "specific", "timestamp"]
     offsets: Mapping[TopicPartition, int] = attrs.field(factory=dict)
     default: int = EARLIEST
+    timestamps: Mapping[TopicPartition, int] = attrs.field(factory=dict)
+    every_timestamp: int | None = None
+    if_none: Literal["error", "latest"] = "latest"
+    option: str = ""
 
     def wanted(self, partition: TopicPartition) -> int:
-        """The offset asked for ``partition``: a position, EARLIEST or LATEST."""
+        """The offset asked for ``partition``: a position, EARLIEST or LATEST (for a
+        ``timestamp`` spec, the default of partitions it gives no time).
+        """
         if self.kind == "earliest":
             return EARLIEST
         if self.kind == "latest":
             return LATEST
         return self.offsets.get(partition, self.default)
 
+    def timestamp(self, partition: TopicPartition) -> int | None:
+        """The time asked for ``partition`` (``None``: not a time; see :meth:`wanted`)."""
+        if self.kind != "timestamp":
+            return None
+        if self.every_timestamp is not None:
+            return self.every_timestamp
+        return self.timestamps.get(partition)
+
 
 def parse_offset_spec(
-    text: str, *, option: str, topics: tuple[str, ...], default: int
+    text: str, *, option: str, covers: Callable[[str], bool], default: int,
+    timestamps: bool = False,
 ) -> OffsetSpec:
-    """Parse ``startingOffsets`` / ``endingOffsets``.
+    """Parse ``startingOffsets`` / ``endingOffsets`` (or, with ``timestamps``,
+    ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp``).
 
     Args:
-        text: ``earliest``, ``latest`` or JSON such as ``{"orders":{"0":23,"1":-2}}``.
+        text: ``earliest``, ``latest`` or JSON such as ``{"orders":{"0":23,"1":-2}}``
+            (for timestamps, ``{"orders":{"0":1700000000000}}``).
         option: The option's name, for messages.
-        topics: The topics read; the JSON may only name these.
+        covers: Whether a topic is among those read; the JSON may only name these.
         default: What partitions the JSON does not list use (EARLIEST or LATEST).
+        timestamps: The values are times (ms since the epoch), not offsets.
 
     Raises:
         ConfigError: The text is neither keyword nor valid offsets JSON (naming
@@ -211,9 +304,12 @@ def parse_offset_spec(
 
     """
     stripped = text.strip()
-    if stripped.lower() in ("earliest", "latest"):
-        return OffsetSpec(kind=stripped.lower())  # type: ignore[arg-type]
-    fix = f"write earliest, latest or JSON such as {_OFFSETS_EXAMPLE} (-2 earliest, -1 latest)"
+    if stripped.lower() in ("earliest", "latest") and not timestamps:
+        return OffsetSpec(kind=stripped.lower(), option=option)  # type: ignore[arg-type]
+    fix = (f"write JSON such as {_TIMESTAMPS_EXAMPLE} (milliseconds since the epoch)"
+           if timestamps else
+           f"write earliest, latest or JSON such as {_OFFSETS_EXAMPLE} (-2 earliest, -1 "
+           "latest)")
     try:
         parsed = json.loads(stripped)
     except ValueError as exc:
@@ -224,9 +320,10 @@ def parse_offset_spec(
                           key=option)
     offsets: dict[TopicPartition, int] = {}
     for topic, partitions in parsed.items():
-        if topic not in topics:
-            raise ConfigError(f"{option} names topic {topic!r}, which is not among topics "
-                              f"{list(topics)}; add it to topics or remove it", key=option)
+        if not covers(topic):
+            raise ConfigError(f"{option} names topic {topic!r}, which is not among the "
+                              "topics read; add it to subscribe (or assign) or remove it",
+                              key=option)
         if not isinstance(partitions, dict):
             raise ConfigError(f"{option}: topic {topic!r} must map partition numbers to "
                               f"offsets, got {partitions!r}; {fix}", key=option)
@@ -234,12 +331,17 @@ def parse_offset_spec(
             if not (isinstance(number, str) and number.isdigit()):
                 raise ConfigError(f"{option}: partition {number!r} of {topic!r} is not a "
                                   f"partition number; {fix}", key=option)
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < EARLIEST:
-                raise ConfigError(f"{option}: offset {offset!r} of {topic}-{number} must be "
-                                  f"an integer >= 0, -2 (earliest) or -1 (latest)",
+            lowest = 0 if timestamps else EARLIEST
+            if isinstance(offset, bool) or not isinstance(offset, int) or offset < lowest:
+                what = ("a timestamp >= 0 (ms since the epoch)" if timestamps else
+                        "an integer >= 0, -2 (earliest) or -1 (latest)")
+                raise ConfigError(f"{option}: {offset!r} of {topic}-{number} must be {what}",
                                   key=option)
             offsets[TopicPartition(topic, int(number))] = offset
-    return OffsetSpec(kind="specific", offsets=offsets, default=default)
+    if timestamps:
+        return OffsetSpec(kind="timestamp", timestamps=offsets, default=default,
+                          option=option)
+    return OffsetSpec(kind="specific", offsets=offsets, default=default, option=option)
 
 
 @attrs.frozen(kw_only=True)
@@ -279,13 +381,17 @@ class ReadOptions:
     """
 
     transport: TransportSettings
-    topics: tuple[str, ...]
+    selection: TopicSelection
     starting: OffsetSpec | None
     ending: OffsetSpec
     ending_given: bool
     max_records_per_trigger: int | None
+    min_records_per_trigger: int | None
+    max_trigger_delay_ms: int
+    min_partitions: int | None
     max_records_per_partition: int | None
     fail_on_data_loss: bool
+    include_headers: bool
     group_id: str
     group_poll_timeout_ms: int
     read_timeout_ms: int
@@ -293,6 +399,11 @@ class ReadOptions:
     fetch_max_records: int
     key: Decoding
     value: Decoding
+
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The topics named by ``subscribe`` or ``assign`` (empty for a pattern)."""
+        return self.selection.topics
 
     @classmethod
     def parse(cls, options: Mapping[str, Any]) -> ReadOptions:
@@ -305,23 +416,27 @@ class ReadOptions:
         known, transport, errors = _split(options, READ_CONFIG_DEF)
         for key, problems in READ_CONFIG_DEF.validate(known).items():
             errors.setdefault(key, []).extend(problems)
-        topics: tuple[str, ...] = ()
-        if not errors.get("topics"):
-            topics = tuple(dict.fromkeys(READ_CONFIG_DEF.key("topics").type.parse(
-                known["topics"])))
-            if not topics:
-                errors["topics"] = ["no topic given; set topics to a comma-separated list "
-                                    "of topics, e.g. .option('topics', 'orders')"]
+        selection = _selection(known, errors)
+        covers = selection.covers_topic if selection is not None else (lambda _: True)
         specs: dict[str, OffsetSpec] = {}
-        for option, default in (("startingOffsets", EARLIEST), ("endingOffsets", LATEST)):
+        for option, default, timestamps in (
+                ("startingOffsets", EARLIEST, False), ("endingOffsets", LATEST, False),
+                ("startingOffsetsByTimestamp", EARLIEST, True),
+                ("endingOffsetsByTimestamp", LATEST, True)):
             text = known.get(option)
-            if text is None or errors.get(option) or not topics:
+            if text is None or errors.get(option) or selection is None:
                 continue
             try:
-                specs[option] = parse_offset_spec(str(text), option=option, topics=topics,
-                                                  default=default)
+                specs[option] = parse_offset_spec(str(text), option=option, covers=covers,
+                                                  default=default, timestamps=timestamps)
             except ConfigError as exc:
                 errors.setdefault(option, []).append(exc.message)
+        delay = None
+        try:
+            delay = parse_duration_ms(str(known.get("maxTriggerDelay") or "15m"),
+                                      option="maxTriggerDelay")
+        except ConfigError as exc:
+            errors.setdefault("maxTriggerDelay", []).append(exc.message)
         decodings: dict[str, Decoding] = {}
         for role in _CONVERTER_ROLES:
             try:
@@ -330,27 +445,40 @@ class ReadOptions:
                 errors.setdefault(str(exc.context.get("key") or role), []).append(exc.message)
         if any(errors.values()):
             raise ConfigError.from_errors(errors, what="omconnect data source options")
+        assert selection is not None and delay is not None
         values = READ_CONFIG_DEF.parse(known)
-        starting = specs.get("startingOffsets")
-        ending = specs.get("endingOffsets", OffsetSpec(kind="latest"))
-        group_id = values["groupId"] or "omconnect-spark-" + "-".join(topics)
-        return cls(transport=transport, topics=topics, starting=starting, ending=ending,
-                   ending_given="endingOffsets" in specs,
-                   max_records_per_trigger=values["maxRecordsPerTrigger"],
+        strategy = values["startingOffsetsByTimestampStrategy"]
+        starting = _starting(values, specs, strategy)
+        ending = _ending(values, specs)
+        group_id = values["groupId"] or "-".join(
+            (values["groupIdPrefix"], *(selection.topics or (selection.pattern or "",))))
+        return cls(transport=transport, selection=selection, starting=starting,
+                   ending=ending,
+                   ending_given=any(k in specs for k in ("endingOffsets",
+                                                         "endingOffsetsByTimestamp"))
+                   or values["endingTimestamp"] is not None,
+                   max_records_per_trigger=values["maxRecordsPerTrigger"]
+                   or values["maxOffsetsPerTrigger"],
+                   min_records_per_trigger=values["minOffsetsPerTrigger"],
+                   max_trigger_delay_ms=delay,
+                   min_partitions=values["minPartitions"],
                    max_records_per_partition=values["maxRecordsPerPartition"],
-                   fail_on_data_loss=values["failOnDataLoss"], group_id=group_id,
+                   fail_on_data_loss=values["failOnDataLoss"],
+                   include_headers=values["includeHeaders"], group_id=group_id,
                    group_poll_timeout_ms=values["groupPollTimeoutMs"],
-                   read_timeout_ms=values["readTimeoutMs"],
+                   read_timeout_ms=values["kafkaConsumer.pollTimeoutMs"]
+                   or values["readTimeoutMs"],
                    retry_timeout_ms=values["retryTimeoutMs"],
                    fetch_max_records=values["fetchMaxRecords"],
                    key=decodings["key.converter"], value=decodings["value.converter"])
 
     def check_batch(self) -> None:
-        """Refuse offsets a batch read cannot use (as Spark's Kafka source does).
+        """Refuse what a batch read cannot use (as Spark's Kafka source does).
 
         Raises:
-            ConfigError: ``startingOffsets`` is latest (-1 for a partition) or
-                ``endingOffsets`` is earliest (-2 for a partition).
+            ConfigError: ``startingOffsets`` is latest (-1 for a partition),
+                ``endingOffsets`` is earliest (-2 for a partition), ``missingTopics`` is
+                wait, or ``minOffsetsPerTrigger`` is set.
 
         """
         starting, ending = self.starting, self.ending
@@ -363,12 +491,120 @@ class ReadOptions:
             raise ConfigError("endingOffsets earliest (-2) is not allowed in a batch read, "
                               "which would read nothing; use latest or offsets",
                               key="endingOffsets")
+        if self.selection.wait_for_missing:
+            raise ConfigError("missingTopics=wait applies to streams; a batch read of a "
+                              "missing topic fails (remove missingTopics)", key="missingTopics")
+        if self.min_records_per_trigger is not None:
+            raise ConfigError("minOffsetsPerTrigger applies to streams (a batch read has no "
+                              "triggers); remove it", key="minOffsetsPerTrigger")
+
+    def check_stream(self) -> None:
+        """Refuse what a stream cannot use.
+
+        Raises:
+            ConfigError: An ending option is set (streams do not end).
+
+        """
+        if self.ending_given:
+            raise ConfigError("endingOffsets, endingTimestamp and endingOffsetsByTimestamp "
+                              "apply to batch reads only; a streaming query does not end "
+                              "(use Trigger.AvailableNow to stop at what is there now): "
+                              "remove them", key="endingOffsets")
 
     def spark_schema(self) -> str:
         """The DDL of the columns a read yields."""
+        headers = (", headers ARRAY<STRUCT<key: STRING, value: BINARY>>"
+                   if self.include_headers else "")
         return (f"key {self.key.spark_type}, value {self.value.spark_type}, topic STRING, "
-                "partition INT, offset BIGINT, timestamp TIMESTAMP, "
-                "headers ARRAY<STRUCT<key: STRING, value: BINARY>>")
+                f"partition INT, offset BIGINT, timestamp TIMESTAMP{headers}")
+
+
+def _selection(known: Mapping[str, Any], errors: dict[str, list[str]]
+               ) -> TopicSelection | None:
+    """The topic selection of the options (``None`` after recording a problem)."""
+    given = [option for option in ("subscribe", "topics", "subscribePattern", "assign")
+             if known.get(option) not in (None, "", [])]
+    if "subscribe" in given and "topics" in given:
+        errors.setdefault("topics", []).append(
+            "topics and subscribe are the same option; give one")
+        return None
+    choices = {("subscribe" if g == "topics" else g) for g in given}
+    if len(choices) != 1:
+        what = (f"{', '.join(sorted(choices))} are given" if choices else "none is given")
+        errors.setdefault("subscribe", []).append(
+            f"give exactly one of subscribe (or topics), subscribePattern and assign; "
+            f"{what}")
+        return None
+    wait = str(known.get("missingTopics") or "fail").lower() == "wait"
+    if "subscribePattern" in given:
+        pattern = str(known["subscribePattern"])
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            errors.setdefault("subscribePattern", []).append(
+                f"is not a regular expression ({exc})")
+            return None
+        return TopicSelection(kind="pattern", pattern=pattern)
+    if "assign" in given:
+        try:
+            assigned = parse_assign(str(known["assign"]))
+        except ConfigError as exc:
+            errors.setdefault("assign", []).append(exc.message)
+            return None
+        return TopicSelection(kind="assign", assigned=assigned,
+                              topics=tuple(dict.fromkeys(tp.topic for tp in assigned)))
+    option = "subscribe" if "subscribe" in given else "topics"
+    topics = tuple(dict.fromkeys(READ_CONFIG_DEF.key(option).type.parse(known[option])))
+    if not topics:
+        errors.setdefault(option, []).append(
+            "no topic given; set subscribe to a comma-separated list of topics, e.g. "
+            ".option('subscribe', 'orders')")
+        return None
+    return TopicSelection(kind="subscribe", topics=topics, wait_for_missing=wait)
+
+
+def _starting(values: Mapping[str, Any], specs: Mapping[str, OffsetSpec],
+              strategy: Literal["error", "latest"]) -> OffsetSpec | None:
+    """Where reading starts: startingTimestamp, then startingOffsetsByTimestamp, then
+    startingOffsets (Spark's Kafka source's precedence); ``None``: the mode's default.
+    """
+    if values["startingTimestamp"] is not None:
+        return OffsetSpec(kind="timestamp", every_timestamp=values["startingTimestamp"],
+                          if_none=strategy, option="startingTimestamp")
+    by_time = specs.get("startingOffsetsByTimestamp")
+    if by_time is not None:
+        return attrs.evolve(by_time, if_none=strategy)
+    return specs.get("startingOffsets")
+
+
+def _ending(values: Mapping[str, Any], specs: Mapping[str, OffsetSpec]) -> OffsetSpec:
+    """Where a batch read stops: endingTimestamp, endingOffsetsByTimestamp, then
+    endingOffsets (default latest). A partition with no record that late ends at its end.
+    """
+    if values["endingTimestamp"] is not None:
+        return OffsetSpec(kind="timestamp", every_timestamp=values["endingTimestamp"],
+                          default=LATEST, option="endingTimestamp")
+    return specs.get("endingOffsetsByTimestamp") or specs.get(
+        "endingOffsets", OffsetSpec(kind="latest"))
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000,
+            "d": 86_400_000}
+
+
+def parse_duration_ms(text: str, *, option: str) -> int:
+    """Milliseconds of a duration such as ``15m``, ``30s``, ``1h`` or ``500`` (ms).
+
+    Raises:
+        ConfigError: Not such a duration.
+
+    """
+    match = _DURATION.match(text)
+    if not match:
+        raise ConfigError(f"{option} {text!r} is not a duration; write e.g. 30s, 15m, 1h "
+                          "or milliseconds", key=option)
+    return int(match.group(1)) * _UNIT_MS[(match.group(2) or "ms").lower()]
 
 
 @attrs.frozen(kw_only=True)
@@ -441,13 +677,17 @@ def _split(
                 errors.setdefault(key, []).append(
                     "converters apply to reads only; encode the column in Spark instead "
                     "(e.g. to_json) and remove this option")
-        elif key in _SPARK_OWN_OPTIONS or key.startswith(other_prefixes):
+        elif key in _SPARK_OWN_OPTIONS:
             continue
+        elif key in _REFUSED:
+            errors.setdefault(key, []).append(_REFUSED[key])
+        elif key.startswith(other_prefixes):
+            _log.warning("option %s is for another transport than %s; ignored", key, name)
         else:
             close = difflib.get_close_matches(key, list(spelled), n=1, cutoff=0.75)
-            if close:
-                errors.setdefault(key, []).append(
-                    f"unknown option; did you mean {spelled[close[0]]}?")
+            hint = (f"did you mean {spelled[close[0]]}?" if close else
+                    "see the option table in docs/spark.md")
+            errors.setdefault(key, []).append(f"unknown option of the omconnect source; {hint}")
     settings = TransportSettings(name=name, options=transport_options)
     try:
         WorkerConfig.parse(settings.worker_settings())

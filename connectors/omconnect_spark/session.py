@@ -23,9 +23,12 @@ LOCAL_DEFAULTS = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.shuffle.partitions": "2",
+    "spark.python.authenticate.socketTimeout": "120s",
 }
-"""Settings for a ``local[...]`` master unless configured otherwise: no web UI, and the
-driver only on the loopback address."""
+"""Settings for a ``local[...]`` master unless configured otherwise: no web UI, the
+driver only on the loopback address, and two minutes (not 15 s) for a Python worker to
+connect back: every streaming query on a Python data source starts one on the driver,
+and 20 of them starting at once on 2 busy cores took longer than 15 s."""
 
 
 def build_session(master: str, app_name: str, conf: Mapping[str, str]) -> Any:

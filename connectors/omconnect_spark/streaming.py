@@ -20,6 +20,7 @@ Non-replayable transport: at-least-once through a consumer group, see
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,6 +66,7 @@ class OmconnectStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
         self._target: PartitionOffsets | None = None
         self._available_now = False
         self._latest: PartitionOffsets | None = None
+        self._last_trigger = time.monotonic()  # for minOffsetsPerTrigger/maxTriggerDelay
 
     def __getstate__(self) -> dict[str, Any]:
         # Executors get the options and schema only, never the driver's clients.
@@ -78,8 +80,9 @@ class OmconnectStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
     def _replay(self) -> bool:
         """Open the driver's clients on first use; True when the transport can replay."""
         if self._catalog is None:
-            self._catalog = PartitionCatalog(self._options.transport, self._options.topics,
-                                             self._options.retry_timeout_ms)
+            self._catalog = PartitionCatalog(self._options.transport, self._options.selection,
+                                             self._options.retry_timeout_ms,
+                                             self._options.read_timeout_ms)
             if not self._catalog.transport.capabilities.replayable:
                 self._group = GroupReader(self._options)
                 self._group.open(self._catalog.transport)
@@ -131,7 +134,23 @@ class OmconnectStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             end[tp] = offset
         if isinstance(limit, ReadMaxRows):
             end = limit_offsets(begin, end, int(limit.max_rows))
+        if self._delayed(begin, end):
+            return offsets_to_json(begin)
+        if end != begin:
+            self._last_trigger = time.monotonic()
         return offsets_to_json(end)
+
+    def _delayed(self, begin: PartitionOffsets, end: PartitionOffsets) -> bool:
+        """Whether ``minOffsetsPerTrigger`` holds this micro-batch back: fewer new records
+        than it asks and less than ``maxTriggerDelay`` since the last micro-batch (never
+        under ``Trigger.AvailableNow``).
+        """
+        wanted = self._options.min_records_per_trigger
+        if wanted is None or self._available_now:
+            return False
+        new = sum(max(0, offset - begin.get(tp, 0)) for tp, offset in end.items())
+        waited_ms = (time.monotonic() - self._last_trigger) * 1000
+        return 0 < new < wanted and waited_ms < self._options.max_trigger_delay_ms
 
     def reportLatestOffset(self) -> dict[str, Any] | None:
         """The partitions' ends seen by the last ``latestOffset`` (query progress)."""
@@ -143,7 +162,8 @@ class OmconnectStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow)
             assert self._group is not None
             return self._group.partitions(start, end)
         ranges = plan_ranges(offsets_from_json(start), offsets_from_json(end),
-                             max_per_range=self._options.max_records_per_partition)
+                             max_per_range=self._options.max_records_per_partition,
+                             min_ranges=self._options.min_partitions)
         return [OffsetRangePartition(item) for item in ranges]
 
     def read(self, partition: Any) -> Iterator[Any]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
+from omconnect_spark import offsets_behind_latest
 from spark_helpers import (
     NON_REPLAYABLE,
     create_topic,
@@ -15,6 +18,7 @@ from spark_helpers import (
 )
 
 from omconnect.records import TopicPartition
+from omconnect.transport import Message
 
 pytestmark = pytest.mark.spark
 
@@ -73,6 +77,36 @@ def test_a_batch_read_between_offsets_reads_exactly_that_range(spark, data):
     assert split.count() == 200
 
 
+def test_kafka_source_selections_and_time_bounds_read_what_they_say(spark, data):
+    with embedded(data) as transport:
+        for topic in ("orders-eu", "orders-us", "refunds"):
+            create_topic(transport, topic, 2)
+        producer = transport.producer()
+        producer.send([Message(topic, value=f"{topic}-{i}".encode(), partition=i % 2,
+                               timestamp=1_000_000 + i)
+                       for topic in ("orders-eu", "orders-us", "refunds")
+                       for i in range(100)]).result(30)
+        producer.close()
+
+    def read(**options: str):
+        return (spark.read.format("omconnect").option("transport", "embedded")
+                .option("embedded.path", str(data)).options(**options).load())
+
+    by_pattern = read(subscribePattern="orders-.*", includeHeaders="false")
+    assert "headers" not in by_pattern.columns
+    assert sorted({r.topic for r in by_pattern.collect()}) == ["orders-eu", "orders-us"]
+    assigned = read(assign='{"refunds": [1]}').collect()
+    assert {(r.topic, r.partition) for r in assigned} == {("refunds", 1)}
+    assert len(assigned) == 50
+    between = read(subscribe="orders-eu", startingTimestamp="1000040",
+                   endingTimestamp="1000060").collect()
+    assert sorted(bytes(r.value).decode() for r in between) == \
+        sorted(f"orders-eu-{i}" for i in range(40, 60))
+    assert all(1_000_040 <= r.timestamp.timestamp() * 1000 < 1_000_060 for r in between)
+    with pytest.raises(Exception, match="'ordres-eu' does not exist"):
+        read(subscribe="ordres-eu").collect()
+
+
 def test_values_and_keys_decode_into_typed_columns(spark, data):
     with embedded(data) as transport:
         create_topic(transport, "orders", 1)
@@ -102,7 +136,9 @@ def test_a_batch_read_of_a_non_replayable_transport_is_refused(spark, data):
     ({"transport": "kafak", "topics": "orders"}, "transport", "did you mean 'kafka'"),
     ({"topics": "orders", "startingOffsets": "{orders: 1}"}, "startingOffsets",
      "neither earliest, latest nor valid JSON"),
-    ({"startingOffsets": "earliest"}, "topics", "missing required setting; set topics"),
+    ({"startingOffsets": "earliest"}, "subscribe", "give exactly one of subscribe"),
+    ({"topics": "orders", "startingOffset": "earliest"}, "startingoffset",
+     "did you mean startingOffsets"),
 ])
 def test_bad_options_fail_at_load_before_any_query_starts(spark, data, tmp_path, options,
                                                           option, hint):
@@ -120,7 +156,8 @@ def test_ending_offsets_in_a_stream_fail_the_query_naming_the_option(spark, data
     frame = stream(spark, data, endingOffsets="latest").load()
     query = (frame.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "c"))
              .trigger(availableNow=True).start())
-    with pytest.raises(Exception, match="endingOffsets applies to batch reads only"):
+    with pytest.raises(Exception, match="endingOffsets, endingTimestamp and "
+                       "endingOffsetsByTimestamp apply to batch reads only"):
         query.awaitTermination(120)
 
 
@@ -135,6 +172,9 @@ def test_a_stream_reads_in_limited_batches_and_resumes_from_its_checkpoint(spark
     query = run_available_now(frame, out, checkpoint)
     sizes = [p["numInputRows"] for p in query.recentProgress if p["numInputRows"]]
     assert sizes == [300, 300, 300, 100]
+    first = next(p for p in query.recentProgress if p["numInputRows"])
+    lag = offsets_behind_latest(first)  # per-partition offsets in the progress
+    assert lag["avgOffsetsBehindLatest"] * 2 == 700 and lag["maxOffsetsBehindLatest"] >= 350
     with embedded(data) as transport:
         produce(transport, "orders", range(1000, 1250))
     run_available_now(frame, out, checkpoint)
@@ -152,6 +192,51 @@ def test_a_new_stream_starts_at_the_latest_offsets_by_default(spark, data, tmp_p
         produce(transport, "orders", range(100, 130))
     run_available_now(frame, out, checkpoint)
     assert values_of(spark.read.parquet(str(out)).collect()) == list(range(100, 130))
+
+
+def test_twenty_concurrent_streaming_queries_each_read_everything(spark, data, tmp_path):
+    # Started from 5 threads at a time, the 20 running together: Spark 4.3 gives the
+    # Python worker of each new streaming query a fixed 10 s to connect back, which 20
+    # workers starting at once on 2 busy cores exceed (docs/spark.md).
+    with embedded(data) as transport:
+        create_topic(transport, "orders", 2)
+        produce(transport, "orders", range(300))
+    frame = stream(spark, data, startingOffsets="earliest").load()
+    queries: list = [None] * 20
+    errors: list = []
+
+    def start(number: int) -> None:
+        try:
+            queries[number] = (
+                frame.writeStream.format("parquet").option("path", str(tmp_path / f"o{number}"))
+                .option("checkpointLocation", str(tmp_path / f"c{number}"))
+                .trigger(processingTime="1 second").start())
+        except Exception as exc:
+            errors.append(exc)
+
+    for wave in range(4):
+        threads = [threading.Thread(target=start, args=(n,))
+                   for n in range(wave * 5, wave * 5 + 5)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(300)
+    assert not errors, errors[:2]
+    try:
+        for number, query in enumerate(queries):
+            out = tmp_path / f"o{number}"
+            deadline = time.monotonic() + 300
+            while time.monotonic() < deadline and query.exception() is None and (
+                    not any(out.glob("*.parquet"))
+                    or len(spark.read.parquet(str(out)).collect()) < 300):
+                time.sleep(1)
+            assert query.exception() is None, query.exception()
+            assert values_of(spark.read.parquet(str(out)).collect()) == list(range(300)), \
+                f"query {number}"
+    finally:
+        for query in queries:
+            if query is not None:
+                query.stop()
 
 
 def test_a_non_replayable_transport_streams_at_least_once_committing_on_spark_commit(

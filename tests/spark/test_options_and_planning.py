@@ -96,8 +96,23 @@ def test_transport_option_spelling_is_restored_from_the_transport_definition():
     ({"topics": "orders", "startingOffsets": '{"orders": {"0": -3}}'}, "startingOffsets",
      "-2 (earliest) or -1 (latest)"),
     ({"topics": "orders", "startingOffsets": '{"refunds": {"0": 1}}'}, "startingOffsets",
-     "not among topics"),
-    ({}, "topics", "set topics"),
+     "not among the topics read"),
+    ({}, "subscribe", "give exactly one of subscribe (or topics), subscribePattern and "
+     "assign; none is given"),
+    ({"subscribe": "a", "subscribePattern": "b.*"}, "subscribe", "subscribe, subscribePattern "
+     "are given"),
+    ({"subscribe": "a", "topics": "a"}, "topics", "the same option"),
+    ({"subscribePattern": "orders("}, "subscribePattern", "not a regular expression"),
+    ({"assign": '{"orders": "0"}'}, "assign", "list of partition numbers"),
+    ({"topics": "orders", "startingOffsetsByTimestamp": '{"orders": {"0": -5}}'},
+     "startingOffsetsByTimestamp", "a timestamp >= 0"),
+    ({"topics": "orders", "maxTriggerDelay": "soon"}, "maxTriggerDelay", "not a duration"),
+    ({"topics": "orders", "fetchOffset.numRetries": "3"}, "fetchoffset.numretries",
+     "retried for retryTimeoutMs"),
+    ({"topics": "orders", "kafka.bootstrap.servers": "b:9092"}, "kafka.bootstrap.servers",
+     "also set transport=kafka"),
+    ({"topics": "orders", "noSuchOption": "1"}, "nosuchoption",
+     "unknown option of the omconnect source"),
     ({"topics": " , "}, "topics", "no topic given"),
     ({"topics": "orders", "maxRecordsPerTrigger": "0"}, "maxRecordsPerTrigger", "at least 1"),
     ({"topics": "orders", "startingOffset": "earliest"}, "startingoffset",
@@ -121,7 +136,7 @@ def test_bad_options_are_refused_naming_the_option(values, option, says):
 
 def test_every_bad_option_is_reported_at_once():
     error = error_of(transport="embedded", startingOffsets="{", maxRecordsPerTrigger="-1")
-    assert set(error.errors) == {"topics", "maxRecordsPerTrigger"}  # offsets need topics first
+    assert set(error.errors) == {"subscribe", "maxRecordsPerTrigger"}  # offsets need topics
     error = error_of(topics="orders", startingOffsets="{", maxRecordsPerTrigger="-1")
     assert set(error.errors) == {"startingOffsets", "maxRecordsPerTrigger"}
 
@@ -238,6 +253,36 @@ def test_values_decode_through_an_omconnect_converter_into_typed_columns():
         builder.build([Message("orders", None, b'{"id": "one"}', (), 1, 0, 9)])
 
 
+def test_plain_json_yields_decimal_and_timestamp_columns_as_from_json_does():
+    from pyspark.sql.types import DecimalType
+
+    value_type = StructType([StructField("id", LongType()),
+                             StructField("amount", DecimalType(10, 2)),
+                             StructField("at", TimestampType()),
+                             StructField("tags", ArrayType(StringType()))])
+    options = ReadOptions.parse(spark_options(
+        topics="orders", **{"value.converter": "json", "value.converter.schemas.enable": "false",
+                            "value.schema": "id BIGINT, amount DECIMAL(10,2), at TIMESTAMP, "
+                                            "tags ARRAY<STRING>"}))
+    builder = RecordBatchBuilder(arrow_schema_of(read_schema(value_type)), options.key,
+                                 options.value)
+    batch = builder.build([
+        Message("orders", None, b'{"id":1,"amount":12.5,"at":"2024-01-02T03:04:05Z",'
+                                b'"tags":["a"],"unknown":true}', (), 1, 0, 0),
+        Message("orders", None, None, (), 1, 0, 1),
+        Message("orders", None, b'{"id":2,"amount":"0.10","at":"2024-01-02 03:04:05.25"}',
+                (), 1, 0, 2)])
+    first, tombstone, third = batch.column("value").to_pylist()
+    assert tombstone is None
+    assert (first["id"], str(first["amount"]), first["tags"]) == (1, "12.50", ["a"])
+    assert first["at"].isoformat() == "2024-01-02T03:04:05+00:00"
+    assert (str(third["amount"]), third["at"].microsecond, third["tags"]) == ("0.10", 250_000,
+                                                                            None)
+    with pytest.raises(DataError, match=r"orders-0 at offset 5 does not fit value.schema"):
+        builder.build([Message("orders", None, b'{"id":1}', (), 1, 0, 4),
+                       Message("orders", None, b'{"id":"one"}', (), 1, 0, 5)])
+
+
 def test_string_values_are_validated_utf8():
     options = ReadOptions.parse(spark_options(topics="t", **{"value.converter": "string"}))
     builder = RecordBatchBuilder(arrow_schema_of(read_schema(StringType())), options.key,
@@ -282,3 +327,107 @@ def test_retriable_transport_errors_are_retried_for_a_bounded_time_others_fail_a
     with pytest.raises(TransportError, match="bad credentials"):
         retrying(broken, what="test", timeout_ms=10_000)
     assert len(fatal) == 1
+
+
+# -- Spark's Kafka source options ---------------------------------------------------------
+
+def test_kafka_source_names_mean_what_they_mean_there():
+    options = ReadOptions.parse(spark_options(**{
+        "subscribe": "orders", "maxOffsetsPerTrigger": "500", "minOffsetsPerTrigger": "50",
+        "maxTriggerDelay": "30s", "minPartitions": "8", "includeHeaders": "false",
+        "kafkaConsumer.pollTimeoutMs": "4000", "groupIdPrefix": "etl"}))
+    assert options.selection.kind == "subscribe" and options.topics == ("orders",)
+    assert (options.max_records_per_trigger, options.min_records_per_trigger) == (500, 50)
+    assert options.max_trigger_delay_ms == 30_000 and options.min_partitions == 8
+    assert options.read_timeout_ms == 4000 and options.group_id == "etl-orders"
+    assert "headers" not in options.spark_schema()
+
+
+def test_subscribe_pattern_and_assign_select_partitions():
+    pattern = ReadOptions.parse(spark_options(subscribePattern="orders-.*")).selection
+    assert pattern.partitions({"orders-eu": 2, "orders-us": 1, "refunds": 3}) == [
+        TopicPartition("orders-eu", 0), TopicPartition("orders-eu", 1),
+        TopicPartition("orders-us", 0)]
+    assigned = ReadOptions.parse(spark_options(assign='{"orders": [1, 0]}')).selection
+    assert assigned.partitions({"orders": 3}) == [TP0, TP1]
+    too_far = ReadOptions.parse(spark_options(assign='{"orders": [5]}')).selection
+    with pytest.raises(ConfigError, match="orders-5"):
+        too_far.partitions({"orders": 3})
+
+
+def test_a_missing_topic_is_an_error_naming_it_unless_waited_for():
+    selection = ReadOptions.parse(spark_options(subscribe="orders,ordres")).selection
+    with pytest.raises(ConfigError, match="'ordres' does not exist") as caught:
+        selection.partitions({"orders": 1})
+    assert caught.value.context["key"] == "subscribe"
+    waiting = ReadOptions.parse(spark_options(subscribe="orders,later",
+                                              missingTopics="wait")).selection
+    assert waiting.partitions({"orders": 1}) == [TP0]
+
+
+def test_timestamp_options_take_precedence_as_in_kafka():
+    options = ReadOptions.parse(spark_options(
+        subscribe="orders", startingOffsets="earliest", startingTimestamp="1700000000000",
+        startingOffsetsByTimestamp='{"orders": {"0": 5}}',
+        startingOffsetsByTimestampStrategy="latest"))
+    assert options.starting is not None and options.starting.kind == "timestamp"
+    assert options.starting.timestamp(TP1) == 1_700_000_000_000
+    assert options.starting.if_none == "latest"
+    by_partition = ReadOptions.parse(spark_options(
+        subscribe="orders", startingOffsetsByTimestamp='{"orders": {"0": 5}}'))
+    assert by_partition.starting is not None
+    assert (by_partition.starting.timestamp(TP0), by_partition.starting.timestamp(TP1)) == \
+        (5, None)
+    assert by_partition.starting.if_none == "error"
+
+
+def test_ending_and_trigger_options_are_refused_where_they_do_not_apply():
+    with pytest.raises(ConfigError, match="apply to batch reads only"):
+        ReadOptions.parse(spark_options(subscribe="orders",
+                                        endingTimestamp="1")).check_stream()
+    with pytest.raises(ConfigError, match="minOffsetsPerTrigger applies to streams"):
+        ReadOptions.parse(spark_options(subscribe="orders",
+                                        minOffsetsPerTrigger="5")).check_batch()
+
+
+def test_min_partitions_splits_ranges_in_proportion_to_their_records():
+    start = {TP0: 0, TP1: 0}
+    ranges = plan_ranges(start, {TP0: 900, TP1: 100}, min_ranges=10)
+    assert len(ranges) >= 10
+    assert sum(r.size for r in ranges) == 1000
+    assert sum(1 for r in ranges if r.partition == 0) > sum(1 for r in ranges
+                                                           if r.partition == 1)
+    assert len(plan_ranges(start, {TP0: 900, TP1: 100}, min_ranges=2)) == 2
+
+
+def test_offsets_for_timestamps_are_the_first_records_at_or_after_them(tmp_path):
+    from omconnect_spark.timestamps import offset_for_timestamp
+
+    from omconnect.transports.embedded import EmbeddedTransport
+
+    with EmbeddedTransport({"path": str(tmp_path)}) as transport:
+        producer = transport.producer()
+        producer.send([Message("orders", value=b"v", timestamp=1000 + 10 * i, partition=0)
+                       for i in range(1000)]).result(30)
+        producer.close()
+        reader = transport.consumer(None)
+        reader.assign([TP0])
+        find = lambda stamp: offset_for_timestamp(reader, TP0, 0, 1000, stamp,  # noqa: E731
+                                                  timeout=10)
+        assert [find(t) for t in (0, 1000, 1001, 1010, 5995, 10990, 10991)] == \
+            [0, 0, 1, 1, 500, 999, None]
+        reader.close()
+
+
+def test_lag_metrics_follow_from_a_progress_as_in_spark_kafka():
+    from omconnect_spark import offsets_behind_latest
+
+    progress = {"sources": [{
+        "endOffset": {"orders": {"0": 100, "1": 40}},
+        "latestOffset": {"orders": {"0": 130, "1": 40, "2": 5}}}]}
+    assert offsets_behind_latest(progress) == {
+        "minOffsetsBehindLatest": 0.0, "maxOffsetsBehindLatest": 30.0,
+        "avgOffsetsBehindLatest": 35 / 3}
+    assert offsets_behind_latest(json.dumps(progress)) == offsets_behind_latest(progress)
+    assert offsets_behind_latest({"sources": [{"endOffset": {"omconnect.batch": 3},
+                                               "latestOffset": None}]}) == {}
