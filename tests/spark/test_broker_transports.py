@@ -97,7 +97,8 @@ def rabbitmq_streams_target(request: pytest.FixtureRequest) -> Target:
 
 def rabbitmq_classic_target(request: pytest.FixtureRequest) -> Target:
     broker = request.getfixturevalue("rabbitmq")
-    return Target("rabbitmq", {"url": broker.url, "declare.groups": "spark-group",
+    return Target("rabbitmq", {"url": broker.url, "streams": "false",
+                               "declare.groups": "spark-group",
                                "heartbeat.interval.ms": 200, "session.timeout.ms": 2000},
                   replayable=False, partitions=2)
 
