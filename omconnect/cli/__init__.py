@@ -89,6 +89,12 @@ def _exit_now(status: int) -> NoReturn:
 
 def _conformance(argv: list[str]) -> int:
     try:
+        importlib.import_module("pytest")
+    except ImportError:
+        print("omconnect conformance: the conformance kit runs on pytest, which is not "
+              "installed; install it with: pip install 'omconnect[test]'", file=sys.stderr)
+        return 2
+    try:
         cli = importlib.import_module("omconnect.testing.cli")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("omconnect.testing"):

@@ -73,12 +73,17 @@ def run_conformance(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="omconnect-conformance-") as scratch:
         ini = Path(scratch) / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        report = Path(scratch) / "conformance.json"
+        to_stdout = args.json == "-"
+        # --json FILE: the plugin writes FILE itself, so the path it prints is the user's.
+        report = Path(scratch) / "conformance.json" if to_stdout or not args.json \
+            else Path(args.json).resolve()
         # The kit is imported already (this process runs omconnect), so pytest cannot
         # rewrite its asserts; its messages do not need it.
         options = ["-c", str(ini), "--rootdir", scratch, "-p", "no:cacheprovider",
                    "-W", "ignore::pytest.PytestAssertRewriteWarning",
                    "-q" if not args.verbose else "-v", "--omconnect-json", str(report)]
+        if report.parent == Path(scratch):
+            options.append("--omconnect-json-quiet")  # a scratch file is no news
         if not _plugin_installed():
             options += ["-p", "omconnect.testing.plugin"]
         if args.transport:
@@ -94,7 +99,6 @@ def run_conformance(argv: Sequence[str] | None = None) -> int:
             options += ["--omconnect-timeout", str(args.timeout)]
         if args.keyword:
             options += ["-k", args.keyword]
-        to_stdout = args.json == "-"
         redirect = contextlib.redirect_stdout(sys.stderr) if to_stdout \
             else contextlib.nullcontext()
         with redirect:
@@ -106,7 +110,7 @@ def run_conformance(argv: Sequence[str] | None = None) -> int:
             if to_stdout:
                 sys.stdout.write(text)
             else:
-                Path(args.json).write_text(text, encoding="utf-8")
+                report.write_text(text, encoding="utf-8")
     return code
 
 

@@ -17,6 +17,7 @@ are summarised the same way.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -67,6 +68,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "(default 3)")
     group.addoption("--omconnect-json", metavar="FILE", default=None,
                     help="write the conformance summary (case x outcome) as JSON to FILE")
+    group.addoption("--omconnect-json-quiet", action="store_true", default=False,
+                    help=argparse.SUPPRESS)  # omconnect conformance: FILE is its scratch
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -254,4 +257,5 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     target = config.getoption("omconnect_json")
     if target:
         Path(target).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-        terminalreporter.write_line(f"conformance summary written to {target}")
+        if not config.getoption("omconnect_json_quiet"):
+            terminalreporter.write_line(f"conformance summary written to {target}")

@@ -13,8 +13,10 @@ from omconnect.testing.cli import run_conformance
 
 def test_json_to_stdout_and_exit_code_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code = run_conformance(["--transport", MEMORY, "--json", "-k", "test_round_trip or put_get"])
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
     assert code == 0
+    assert "omconnect conformance" in err, "pytest's table goes to standard error"
+    assert "written to" not in err, "no scratch path is printed"
     data = json.loads(out)
     assert data["exit_code"] == 0
     assert {c["case"] for c in data["cases"]} == {"MessagingCases::test_round_trip",
@@ -31,6 +33,10 @@ def test_a_failing_case_makes_the_exit_code_non_zero(tmp_path: Path,
     assert code == 1
     assert "test_order_per_key" in out and "fail" in out, "the table is printed"
     assert json.loads(report.read_text())["counts"] == {"fail": 1}
+    assert json.loads(report.read_text())["exit_code"] == 1
+    assert f"conformance summary written to {report}" in out, "the path printed is the user's"
+    assert [line for line in out.splitlines() if "written to" in line] == [
+        f"conformance summary written to {report}"], "no scratch path is printed"
 
 
 def test_connector_mode_reads_its_config_file(tmp_path: Path,

@@ -139,3 +139,17 @@ def test_a_transport_without_its_extra_names_the_extra(transport, config, extra)
     assert report["error"] == "MissingExtraError", report
     assert report["extra"] == extra
     assert f"pip install 'omconnect[{extra}]'" in report["message"]
+
+
+def test_conformance_without_pytest_names_the_extra_and_exits_two() -> None:
+    script = textwrap.dedent("""
+        import sys
+        sys.modules["pytest"] = None  # as if pytest were not installed
+        from omconnect.cli import main
+        raise SystemExit(main(["conformance", "--transport", "memory"]))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2, result.stderr
+    assert "pip install 'omconnect[test]'" in result.stderr
+    assert "Traceback" not in result.stderr
