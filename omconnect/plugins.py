@@ -110,6 +110,14 @@ _BUILTIN_ALIASES: dict[str, dict[str, str]] = {
     },
 }
 
+# Kafka Connect's first release was called Copycat: its files name the same classes under
+# org.apache.kafka.copycat.*, so every org.apache.kafka.connect.* alias has that twin.
+_CONNECT_PACKAGE, _COPYCAT_PACKAGE = "org.apache.kafka.connect.", "org.apache.kafka.copycat."
+for _aliases in _BUILTIN_ALIASES.values():
+    _aliases.update({_COPYCAT_PACKAGE + alias.removeprefix(_CONNECT_PACKAGE): name
+                     for alias, name in list(_aliases.items())
+                     if alias.startswith(_CONNECT_PACKAGE)})
+
 # Alias -> entry-point name, per group: the built-ins above plus register_alias().
 _ALIASES: dict[str, dict[str, str]] = {
     group: dict(_BUILTIN_ALIASES.get(group, {})) for group in GROUPS

@@ -6,7 +6,10 @@ may stay in the file: only the selected transport's are read.
 
 Kafka Connect's worker files load unchanged: keys that only make sense on Kafka Connect
 (``bootstrap.servers``, ``offset.storage.file.filename``, ``plugin.path``, ...) are
-accepted and ignored, each with a logged note saying so.
+accepted and ignored, each with a logged note saying so; so are the serializer keys of
+Copycat's ``copycat-standalone.properties`` (Kafka Connect's first release), whose
+``org.apache.kafka.copycat.*`` class names resolve like the ``org.apache.kafka.connect.*``
+ones.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from omconnect.transport.spi import Transport
 
 __all__ = [
     "AT_LEAST_ONCE",
+    "COPYCAT_ONLY_KEYS",
     "EXACTLY_ONCE",
     "KAFKA_CONNECT_ONLY_KEYS",
     "RESTART_POLICIES",
@@ -142,6 +146,15 @@ WORKER_CONFIG_DEF = (
             documentation="The password of rest.auth.basic.user.")
 )
 """Every setting of the worker, with defaults and documentation."""
+
+COPYCAT_ONLY_KEYS: frozenset[str] = frozenset({
+    "key.serializer",
+    "value.serializer",
+    "key.deserializer",
+    "value.deserializer",
+})
+"""Worker keys of Copycat's ``copycat-standalone.properties``, gone from Kafka Connect;
+accepted and ignored with a note, so those files run unchanged."""
 
 KAFKA_CONNECT_ONLY_KEYS: frozenset[str] = frozenset({
     "bootstrap.servers",
@@ -298,6 +311,10 @@ def _notes(raw: Mapping[str, Any], transport_name: str) -> list[str]:
             if not key.startswith(transport_name + "."):
                 notes.append(f"{key} is an option of another transport; ignored while "
                              f"transport={transport_name}")
+            continue
+        if key in COPYCAT_ONLY_KEYS:
+            notes.append(f"{key} is a setting of Kafka Connect's first release (Copycat) "
+                         "with no meaning here; ignored")
             continue
         if key in KAFKA_CONNECT_ONLY_KEYS or key.startswith(_KAFKA_CONNECT_ONLY_PREFIXES):
             notes.append(f"{key} is a Kafka Connect worker setting with no meaning here; "
