@@ -209,8 +209,8 @@ class SendError(TransportError):
     Args:
         message: Summary of the failure.
         outcomes: One entry per message of the batch, in order: the message's
-            :class:`~omconnect.transport.Position` when it was acknowledged, or the
-            exception that failed it.
+            :class:`~omconnect.records.RecordMetadata` (topic, partition, offset) when it
+            was acknowledged, or the exception that failed it.
 
     """
 
