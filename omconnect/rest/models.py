@@ -273,3 +273,11 @@ class ServerInfo(BaseModel):
         "workers with the same one share connectors.")
     worker_id: str
     transport: str
+
+
+class WorkerHealth(BaseModel):
+    """``GET /health``: whether the worker is up and its herder answers (KIP-1017)."""
+
+    status: str = Field(description="`healthy`, `starting` (not started, or stopped) or "
+                        "`unhealthy` (the herder did not answer in time).")
+    message: str

@@ -1,4 +1,6 @@
-"""``GET /`` (what is serving) and ``GET /metrics`` (Prometheus text format)."""
+"""``GET /`` (what is serving), ``GET /health`` (for probes) and ``GET /metrics``
+(Prometheus text format).
+"""
 
 from __future__ import annotations
 
@@ -8,15 +10,19 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse
+from fastapi.responses import JSONResponse, PlainTextResponse
 
 from omconnect import __version__
 from omconnect.rest.dependencies import Herder
-from omconnect.rest.models import ServerInfo
+from omconnect.rest.models import ServerInfo, WorkerHealth
 from omconnect.rest.prometheus import CONTENT_TYPE, render_metrics
 from omconnect.runtime.herder import StandaloneHerder
 
-__all__ = ["router", "server_info"]
+__all__ = ["HEALTH_TIMEOUT_S", "router", "server_info"]
+
+HEALTH_TIMEOUT_S = 10.0
+"""How long ``GET /health`` waits for the herder before answering 503 (Kafka Connect's
+``rest.health.check.timeout`` default, KIP-1017, is 10 s too)."""
 
 router = APIRouter(tags=["server"])
 
@@ -37,6 +43,29 @@ def root(request: Request) -> Any:
     connectors have in common), the worker id and transport.
     """
     return request.app.state.server_info
+
+
+@router.get("/health", operation_id="health", response_model=WorkerHealth,
+            responses={503: {"model": WorkerHealth,
+                             "description": "The worker is starting (or stopped), or its "
+                             "herder did not answer in time (status `unhealthy`)."}})
+def health(herder: Herder) -> Any:
+    """Get the worker's health, for load balancers and liveness/readiness probes.
+
+    200 once the worker has started and its herder answers; 503 otherwise: while it
+    starts (or after it stopped), or when the herder did not answer within 10 seconds.
+    The bodies are Kafka Connect's (KIP-1017), which answers the last case with 500;
+    here any failed probe is one status, and ``status`` tells which.
+    """
+    if not herder.running:
+        return JSONResponse(status_code=503, content={
+            "status": "starting", "message": "Worker is still starting up."})
+    if not herder.answers(HEALTH_TIMEOUT_S):
+        return JSONResponse(status_code=503, content={
+            "status": "unhealthy", "message": "Worker was unable to handle this request "
+            "and may be unable to handle other requests."})
+    return {"status": "healthy",
+            "message": "Worker has completed startup and is ready to handle requests."}
 
 
 @router.get("/metrics", operation_id="metrics", response_class=PlainTextResponse,

@@ -176,6 +176,15 @@ class StandaloneHerder:
         """Whether :meth:`start` ran (connectors are being run here)."""
         return self._running
 
+    def answers(self, timeout: float) -> bool:
+        """Whether the herder takes a request within ``timeout`` seconds (its lock is free
+        or freed in time): what ``GET /health`` asks.
+        """
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        self._lock.release()
+        return True
+
     def open(self) -> None:
         """Open the transport and the stores (idempotent); runs no connector."""
         with self._lock:

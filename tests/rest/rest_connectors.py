@@ -8,6 +8,8 @@
   config value derived from a secret, under a name that does not look secret).
 * ``SlowValidatingSource``: its validation takes ``validate.delay.ms``, as one that
   checks a remote system does; requests racing on one connector overlap in it.
+* ``SlowStartingSource``: its ``start`` takes ``start.delay.ms`` (the worker is busy
+  starting it meanwhile).
 """
 
 from __future__ import annotations
@@ -101,6 +103,18 @@ class SlowValidatingSource(_Source):
     def validate(self, config: Mapping[str, Any]) -> dict[str, list[str]]:
         time.sleep(int(config.get("validate.delay.ms") or 0) / 1000)
         return super().validate(config)
+
+    def task_class(self) -> type[SourceTask]:
+        return IdleTask
+
+
+class SlowStartingSource(_Source):
+    CONFIG = ConfigDef().define("start.delay.ms", ConfigType.INT, 0,
+                                documentation="How long starting takes.")
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        time.sleep(int(config.get("start.delay.ms") or 0) / 1000)
+        super().start(config)
 
     def task_class(self) -> type[SourceTask]:
         return IdleTask
