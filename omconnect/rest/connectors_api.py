@@ -20,6 +20,7 @@ from omconnect.errors import ConfigError, ConnectError
 from omconnect.rest.dependencies import Herder, Locks, error_responses, require_json
 from omconnect.rest.masking import masked_config, masked_task_config, scrubbing
 from omconnect.rest.models import (
+    ActiveTopicsOut,
     ConfigBody,
     ConnectorInfoOut,
     ConnectorStatusOut,
@@ -313,6 +314,36 @@ def restart_task(name: Name, task: TaskNumber, herder: Herder, locks: Locks) -> 
     with locks.hold(name):
         herder.restart_task(name, task)
     return Response(status_code=204)
+
+
+# -- active topics (KIP-558) -----------------------------------------------------------------
+
+
+@router.get("/connectors/{name}/topics", operation_id="getConnectorActiveTopics",
+            tags=["topics"], response_model=dict[str, ActiveTopicsOut],
+            responses=error_responses(403, 404))
+def get_active_topics(name: Name, herder: Herder) -> Any:
+    """Get a connector's active topics.
+
+    The topics its tasks produced to (source) or consumed from (sink) since it was
+    created or its active topics were last reset, as ``{"<name>": {"topics": [...]}}``.
+    403 when the worker has ``topic.tracking.enable=false``.
+    """
+    return {name: {"topics": herder.active_topics(name)}}
+
+
+@router.put("/connectors/{name}/topics/reset", operation_id="resetConnectorActiveTopics",
+            tags=["topics"], responses={200: {"description": "The active topics were "
+                                              "reset (empty body)."},
+                                        **error_responses(403, 404)})
+def reset_active_topics(name: Name, herder: Herder) -> Response:
+    """Reset a connector's active topics.
+
+    Its tasks record them again as they produce or consume. 403 when the worker has
+    ``topic.tracking.enable=false`` or ``topic.tracking.allow.reset=false``.
+    """
+    herder.reset_active_topics(name)
+    return Response(status_code=200)
 
 
 # -- offsets ---------------------------------------------------------------------------------

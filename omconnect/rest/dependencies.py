@@ -17,6 +17,7 @@ __all__ = ["Herder", "Locks", "error_responses", "require_json"]
 
 _ERROR_TEXT = {
     400: "Bad request: invalid JSON, a wrong field, or an invalid config (naming the key).",
+    403: "Turned off in the worker config (e.g. topic.tracking.enable=false).",
     404: "No such connector, task or plugin.",
     409: "Conflicts with the connector's state (e.g. it exists, or is not stopped).",
     415: "The body is not JSON (send Content-Type: application/json).",

@@ -4,6 +4,7 @@
 
     ConfigError                      400  invalid config or request (names the key)
     ConnectorNotFoundError           404  no such connector or task
+    DisabledByWorkerError            403  turned off in the worker config
     ConnectorExistsError             409  create of a name in use
     ConnectorStateError              409  not allowed in the current state
     RequestValidationError           400  bad JSON, wrong types, unknown fields (names them)
@@ -27,7 +28,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from omconnect.errors import ConfigError, ConnectError, IllegalStateError
-from omconnect.runtime.herder_errors import ConnectorNotFoundError
+from omconnect.runtime.herder_errors import ConnectorNotFoundError, DisabledByWorkerError
 
 __all__ = ["ApiError", "error_response", "install_error_handlers", "status_of"]
 
@@ -61,6 +62,8 @@ def status_of(error: ConnectError) -> int:
         return 400
     if isinstance(error, ConnectorNotFoundError):
         return 404
+    if isinstance(error, DisabledByWorkerError):
+        return 403
     if isinstance(error, IllegalStateError):
         return 409
     return 500

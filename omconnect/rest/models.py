@@ -281,3 +281,9 @@ class WorkerHealth(BaseModel):
     status: str = Field(description="`healthy`, `starting` (not started, or stopped) or "
                         "`unhealthy` (the herder did not answer in time).")
     message: str
+
+
+class ActiveTopicsOut(BaseModel):
+    """A connector's active topics (inside ``{"<name>": {...}}``, as Kafka Connect)."""
+
+    topics: list[str]

@@ -11,7 +11,10 @@ Layout:
   ``api``.
 * namespace ``status.storage.namespace`` (default ``connect-status-<standalone id>``), keys
   ``status-connector-<name>`` and ``status-task-<name>-<n>``:
-  ``{"state": ..., "worker_id": ..., "trace": ...}``.
+  ``{"state": ..., "worker_id": ..., "trace": ...}``; and
+  ``status-topic-<name as a JSON string>-<topic>``: ``{"topic": {"name": ...,
+  "connector": ..., "task": ..., "discoverTimestamp": ...}}`` for each of the connector's
+  active topics (Kafka Connect's record, KIP-558).
 
 Configs are stored as written: the herder stores ``${env:...}``/``${file:...}``
 references unresolved (it resolves them when it starts a connector), so secrets given
@@ -148,12 +151,37 @@ class StatusStore:
                 result[int(suffix)] = dict(json.loads(value))
         return result
 
+    def put_topic(self, name: str, topic: str, task: int, discovered_ms: int) -> None:
+        """Record ``topic`` as an active topic of connector ``name``."""
+        data = {"topic": {"name": topic, "connector": name, "task": task,
+                          "discoverTimestamp": discovered_ms}}
+        self._store.put(_topic_prefix(name) + topic, json.dumps(data).encode())
+
+    def topics(self, name: str) -> list[str]:
+        """The active topics recorded for connector ``name``."""
+        prefix = _topic_prefix(name)
+        return [key[len(prefix):] for key, _ in self._store.scan(prefix)]
+
+    def delete_topics(self, name: str) -> None:
+        """Forget connector ``name``'s active topics."""
+        prefix = _topic_prefix(name)
+        keys = [key for key, _ in self._store.scan(prefix)]
+        if keys:
+            self._store.put_many(dict.fromkeys(keys))
+
     def close(self) -> None:
         """Close the underlying store."""
         self._store.close()
 
     def delete(self, name: str) -> None:
-        """Forget a connector's states and its tasks'."""
+        """Forget a connector's states, its tasks' and its active topics."""
         keys = [f"status-connector-{name}"] + [
             f"status-task-{name}-{n}" for n in self.tasks(name)]
+        keys += [key for key, _ in self._store.scan(_topic_prefix(name))]
         self._store.put_many(dict.fromkeys(keys))
+
+
+def _topic_prefix(name: str) -> str:
+    # The name as a JSON string ends at its one unescaped quote, so no connector's prefix
+    # is the start of another's ("a" vs "a-b").
+    return f"status-topic-{json.dumps(name)}-"

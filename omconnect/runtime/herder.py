@@ -54,6 +54,7 @@ from omconnect.connector.connector import SinkConnector, SourceConnector
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.records import TopicPartition
+from omconnect.runtime.active_topics import ActiveTopics
 from omconnect.runtime.config_store import (
     API,
     COMMAND_LINE,
@@ -75,6 +76,7 @@ from omconnect.runtime.herder_errors import (
     ConnectorExistsError,
     ConnectorNotFoundError,
     ConnectorStateError,
+    DisabledByWorkerError,
 )
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 from omconnect.runtime.plugin_listing import list_plugins
@@ -161,6 +163,7 @@ class StandaloneHerder:
         self._worker: Worker | None = None
         self._configs: ConfigStore | None = None
         self._statuses: StatusStore | None = None
+        self._active_topics: ActiveTopics | None = None
         self._scheduler: Scheduler | None = None
         self._running = False
 
@@ -192,11 +195,13 @@ class StandaloneHerder:
                 return
             transport = self.config.open_transport()
             try:
-                worker = Worker(self.config, transport)
                 self._configs = ConfigStore(transport.kv_store(
                     self.config["config.storage.namespace"]))
                 self._statuses = StatusStore(transport.kv_store(
                     self.config["status.storage.namespace"]))
+                self._active_topics = ActiveTopics(
+                    self._statuses, enabled=self.config["topic.tracking.enable"])
+                worker = Worker(self.config, transport, active_topics=self._active_topics)
             except BaseException:
                 transport.close()
                 raise
@@ -248,7 +253,7 @@ class StandaloneHerder:
             scheduler, self._scheduler = self._scheduler, None
             worker, self._worker = self._worker, None
             stores = [s for s in (self._configs, self._statuses) if s is not None]
-            self._configs = self._statuses = None
+            self._configs = self._statuses = self._active_topics = None
         if scheduler is not None:
             scheduler.close()
         for store in stores:
@@ -593,6 +598,45 @@ class StandaloneHerder:
             assert self._configs is not None and self._statuses is not None
             self._configs.delete(name)
             self._statuses.delete(name)
+
+    # -- active topics (KIP-558) ---------------------------------------------------------
+
+    def active_topics(self, name: str) -> list[str]:
+        """The topics ``name``'s tasks produced to or consumed from since it was created
+        (or its active topics were last reset), sorted.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            DisabledByWorkerError: ``topic.tracking.enable`` is false.
+
+        """
+        with self._lock:
+            self._entry(name)
+            if not self.config["topic.tracking.enable"]:
+                raise DisabledByWorkerError("topic tracking is disabled; set "
+                                            "topic.tracking.enable=true in the worker config",
+                                            connector=name)
+            assert self._active_topics is not None
+            return self._active_topics.of(name)
+
+    def reset_active_topics(self, name: str) -> None:
+        """Forget ``name``'s active topics; its tasks record them again as they run.
+
+        Raises:
+            ConnectorNotFoundError: No such connector.
+            DisabledByWorkerError: ``topic.tracking.enable`` or
+                ``topic.tracking.allow.reset`` is false.
+
+        """
+        with self._lock:
+            self._entry(name)
+            for key in ("topic.tracking.enable", "topic.tracking.allow.reset"):
+                if not self.config[key]:
+                    raise DisabledByWorkerError(
+                        f"resetting active topics is disabled; set {key}=true in the worker "
+                        "config", connector=name)
+            assert self._active_topics is not None
+            self._active_topics.reset(name)
 
     # -- offsets -------------------------------------------------------------------------
 

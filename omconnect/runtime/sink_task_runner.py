@@ -368,6 +368,8 @@ class SinkTaskRunner(TaskRunner):
                 # Records from a partition no rebalance callback announced: it is ours.
                 self._assigned(frozenset((tp,)))
             self._offsets_put[tp] = offset
+        if self.setup.active_topics is not None:
+            self.setup.active_topics.saw(topic for topic, _ in offsets)
         self._dirty = True
         if self._batch is not None:
             _log.info("task %s: put succeeded after %d retries", self.id, self._batch_attempt)

@@ -334,6 +334,8 @@ class SourceTaskRunner(TaskRunner):
                 self._failed_send(send, exc, list(range(len(send.messages))))
                 return
         self.metrics.sent += len(send.messages)
+        if self.setup.active_topics is not None:
+            self.setup.active_topics.saw(topics)
         self._outstanding += 1
         future.add_done_callback(lambda f: self._inbox.put((_SENT, send, f)))
 

@@ -26,6 +26,7 @@ from omconnect.runtime.metrics import TaskMetrics
 from omconnect.runtime.retry_with_tolerance import TaskInterrupted
 
 if TYPE_CHECKING:
+    from omconnect.runtime.active_topics import TaskTopics
     from omconnect.runtime.connector_config import ConnectorSettings
     from omconnect.runtime.source_offsets import SourceOffsetStore
     from omconnect.runtime.topic_creator import TopicCreator
@@ -76,6 +77,8 @@ class TaskSetup:
         topics: The worker's topic creator.
         offsets: The connector's source offset store (source tasks).
         listener: Told about state changes.
+        active_topics: Records the topics the task produces to or consumes from
+            (``None``: not recorded).
 
     """
 
@@ -87,6 +90,7 @@ class TaskSetup:
     topics: TopicCreator
     offsets: SourceOffsetStore | None
     listener: TaskListener
+    active_topics: TaskTopics | None = None
 
 
 class TaskRunner(abc.ABC):

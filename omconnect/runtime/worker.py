@@ -6,6 +6,7 @@ import logging
 
 from omconnect.connector.task import SinkTask, SourceTask, Task
 from omconnect.errors import ConnectError
+from omconnect.runtime.active_topics import ActiveTopics
 from omconnect.runtime.connector_runner import ConnectorRunner
 from omconnect.runtime.sink_task_runner import SinkTaskRunner
 from omconnect.runtime.source_offsets import SourceOffsetStore
@@ -26,12 +27,15 @@ class Worker:
     Args:
         config: The worker's config.
         transport: The open transport (the worker closes it in :meth:`close`).
+        active_topics: Where tasks record their active topics (``None``: nowhere).
 
     """
 
-    def __init__(self, config: WorkerConfig, transport: Transport) -> None:
+    def __init__(self, config: WorkerConfig, transport: Transport, *,
+                 active_topics: ActiveTopics | None = None) -> None:
         self.config = config
         self.transport = transport
+        self.active_topics = active_topics
         self.topics = TopicCreator(
             transport.admin, enabled=config["topic.creation.enable"],
             default_partitions=config["topic.creation.default.partitions"])
@@ -75,7 +79,9 @@ class Worker:
             id=TaskId(connector.name, number), task_config=task_config, settings=settings,
             worker=self.config, transport=self.transport, topics=self.topics,
             offsets=self.offset_store(connector.name) if isinstance(task, SourceTask)
-            else None, listener=listener)
+            else None, listener=listener,
+            active_topics=None if self.active_topics is None
+            else self.active_topics.for_task(connector.name, number))
         if isinstance(task, SourceTask):
             return SourceTaskRunner(setup, task, paused=paused)
         if isinstance(task, SinkTask):

@@ -117,6 +117,12 @@ WORKER_CONFIG_DEF = (
             validators=[Range(min=1)], group="Topics",
             documentation="Partitions of topics the worker creates; a connector may set "
             "its own.")
+    .define("topic.tracking.enable", ConfigType.BOOLEAN, True, group="Topics",
+            documentation="Record each connector's active topics (those its tasks produce "
+            "to or consume from), shown by `GET /connectors/{name}/topics` (KIP-558).")
+    .define("topic.tracking.allow.reset", ConfigType.BOOLEAN, True, group="Topics",
+            documentation="Allow `PUT /connectors/{name}/topics/reset` to clear a "
+            "connector's active topics.")
     .define("delivery.guarantee", ConfigType.STRING, AT_LEAST_ONCE,
             validators=[OneOf((AT_LEAST_ONCE, EXACTLY_ONCE))], group="Delivery",
             documentation="Default delivery guarantee of connectors that do not declare one.")

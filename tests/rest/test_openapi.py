@@ -47,6 +47,7 @@ def test_every_endpoint_of_the_issue_is_documented():
         ("/connectors/{name}/tasks/{task}/restart", "post"),
         ("/connectors/{name}/offsets", "get"), ("/connectors/{name}/offsets", "patch"),
         ("/connectors/{name}/offsets", "delete"),
+        ("/connectors/{name}/topics", "get"), ("/connectors/{name}/topics/reset", "put"),
         ("/connector-plugins", "get"), ("/connector-plugins/{plugin}/config/validate", "put"),
     }
     documented = {(path, method) for path, item in paths.items() for method in item}
