@@ -174,6 +174,8 @@ class StateOut(BaseModel):
     state: StateName
     worker_id: str
     trace: str | None = None
+    version: str | None = Field(default=None, description="The plugin's version, while it "
+                                "runs here (Kafka Connect 4.1).")
 
 
 class TaskStateOut(BaseModel):
@@ -183,6 +185,8 @@ class TaskStateOut(BaseModel):
     state: StateName
     worker_id: str
     trace: str | None = None
+    version: str | None = Field(default=None, description="The plugin's version, while it "
+                                "runs here (Kafka Connect 4.1).")
 
 
 class ConnectorStatusOut(BaseModel):

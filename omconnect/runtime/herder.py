@@ -336,11 +336,14 @@ class StandaloneHerder:
                 else:
                     tasks.append(TaskStatus(connector=name, id=number, state=runner.state,
                                             worker_id=self.worker_id,
-                                            trace=_scrubbed(runner.trace, entry)))
+                                            trace=_scrubbed(runner.trace, entry),
+                                            version=_version_of(runner.task)))
             return ConnectorStatus(
                 name=name, type=entry.kind,
                 connector=StateInfo(state=entry.connector_state, worker_id=self.worker_id,
-                                    trace=_scrubbed(entry.connector_trace, entry)),
+                                    trace=_scrubbed(entry.connector_trace, entry),
+                                    version=None if entry.runner is None
+                                    else _version_of(entry.runner.connector)),
                 tasks=tuple(tasks))
 
     def task_status(self, name: str, task: int) -> TaskStatus:
@@ -1127,3 +1130,11 @@ def _source_offsets(offsets: Sequence[Mapping[str, Any]]
         result.append((dict(entry["partition"]), None if offset is None else dict(offset)))
     return result
 
+
+def _version_of(plugin: Any) -> str | None:
+    """A running connector's or task's ``version()``; ``None`` when it raises."""
+    try:
+        return str(plugin.version())
+    except Exception:
+        _log.debug("version() of %s raised", type(plugin).__qualname__, exc_info=True)
+        return None

@@ -32,18 +32,22 @@ class StateInfo:
         state: The lifecycle state.
         worker_id: The worker running it.
         trace: The failure's trace (FAILED only).
+        version: The running connector's version (``None`` when it is not running here).
 
     """
 
     state: State
     worker_id: str
     trace: str | None = None
+    version: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"state": ..., "worker_id": ..., "trace"?: ...}``."""
+        """``{"state": ..., "worker_id": ..., "trace"?: ..., "version"?: ...}``."""
         data: dict[str, Any] = {"state": self.state.value, "worker_id": self.worker_id}
         if self.trace:
             data["trace"] = self.trace
+        if self.version is not None:
+            data["version"] = self.version
         return data
 
 
@@ -57,6 +61,7 @@ class TaskStatus:
         state: The state.
         worker_id: The worker running it.
         trace: The failure's trace (FAILED only).
+        version: The task's version (``None`` when it is not running here).
 
     """
 
@@ -65,13 +70,16 @@ class TaskStatus:
     state: State
     worker_id: str
     trace: str | None = None
+    version: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"id": ..., "state": ..., "worker_id": ..., "trace"?: ...}``."""
+        """``{"id": ..., "state": ..., "worker_id": ..., "trace"?: ..., "version"?: ...}``."""
         data: dict[str, Any] = {"id": self.id, "state": self.state.value,
                                 "worker_id": self.worker_id}
         if self.trace:
             data["trace"] = self.trace
+        if self.version is not None:
+            data["version"] = self.version
         return data
 
 
