@@ -2,7 +2,8 @@
 
 Subcommands: ``standalone`` (run connectors), ``validate`` (check a connector config),
 ``plugins`` (list installed plugins), ``offsets`` (show or reset a stopped connector's
-offsets) and ``conformance`` (run the conformance kit against a transport or connector).
+offsets), ``status`` (connectors' states and counts) and ``conformance`` (run the
+conformance kit against a transport or connector).
 See ``docs/cli.md``.
 """
 
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from omconnect import __version__
-from omconnect.cli import offsets, plugin_list, standalone, validate
+from omconnect.cli import offsets, plugin_list, standalone, status, validate
 
 __all__ = ["build_parser", "console", "main"]
 
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(subparsers)
     plugin_list.add_parser(subparsers)
     offsets.add_parser(subparsers)
+    status.add_parser(subparsers)
     subparsers.add_parser(
         "conformance", add_help=False,
         help="run the conformance kit (omconnect conformance --help for its options)")

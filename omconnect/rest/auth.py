@@ -24,7 +24,7 @@ from omconnect.errors import ConfigError
 from omconnect.rest.errors import error_response
 from omconnect.runtime.worker_config import WORKER_CONFIG_DEF
 
-__all__ = ["AuthMiddleware", "RestAuth"]
+__all__ = ["OPEN_PATHS", "AuthMiddleware", "RestAuth"]
 
 _KEYS = ("rest.auth.token", "rest.auth.basic.user", "rest.auth.basic.password")
 
@@ -122,6 +122,11 @@ def _same(given: str, expected: str) -> bool:
                                expected.encode("utf-8", "surrogateescape"))
 
 
+OPEN_PATHS = frozenset({"/ui"})
+"""Served without credentials: the dashboard page holds no data; what it reads and does
+goes through the API, which asks for them."""
+
+
 class AuthMiddleware:
     """ASGI middleware answering 401 to HTTP requests without valid credentials.
 
@@ -139,7 +144,8 @@ class AuthMiddleware:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Pass an authenticated request on; answer 401 to any other."""
-        if scope["type"] != "http" or not self.auth.enabled:
+        if scope["type"] != "http" or not self.auth.enabled or (
+                scope.get("path") in OPEN_PATHS and scope.get("method") == "GET"):
             await self.app(scope, receive, send)
             return
         header = next((value.decode("latin-1") for name, value in scope.get("headers", ())

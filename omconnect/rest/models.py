@@ -291,3 +291,41 @@ class ActiveTopicsOut(BaseModel):
     """A connector's active topics (inside ``{"<name>": {...}}``, as Kafka Connect)."""
 
     topics: list[str]
+
+
+class SummaryTaskOut(BaseModel):
+    """One task in ``GET /summary``."""
+
+    id: int
+    state: StateName
+    worker_id: str
+    records: int = Field(description="Records the transport acknowledged (source) or "
+                         "handed to put (sink), since the task started.")
+    errors: int
+    dead_lettered: int
+    lag: int | None = Field(description="Records not yet consumed (sink), where known.")
+
+
+class SummaryConnectorOut(BaseModel):
+    """One connector in ``GET /summary``: its state and its tasks' counts summed."""
+
+    name: str
+    type: str
+    state: StateName
+    worker_id: str
+    records: int
+    errors: int
+    dead_lettered: int
+    lag: int | None
+    trace: str | None = None
+    tasks: list[SummaryTaskOut]
+
+
+class SummaryOut(BaseModel):
+    """``GET /summary``: what the dashboard and ``omconnect status`` show."""
+
+    worker_id: str
+    transport: str
+    taken_at: float = Field(description="When it was taken (epoch seconds); rates come "
+                            "from two summaries.")
+    connectors: list[SummaryConnectorOut]

@@ -1,21 +1,24 @@
-"""``GET /`` (what is serving), ``GET /health`` (for probes) and ``GET /metrics``
-(Prometheus text format).
+"""``GET /`` (what is serving), ``GET /health`` (for probes), ``GET /metrics``
+(Prometheus text format), ``GET /summary`` and the dashboard ``GET /ui``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, PlainTextResponse
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 
 from omconnect import __version__
 from omconnect.rest.dependencies import Herder
-from omconnect.rest.models import ServerInfo, WorkerHealth
+from omconnect.rest.models import ServerInfo, SummaryOut, WorkerHealth
 from omconnect.rest.prometheus import CONTENT_TYPE, render_metrics
+from omconnect.rest.summary import summary as worker_summary
 from omconnect.runtime.herder import StandaloneHerder
 
 __all__ = ["HEALTH_TIMEOUT_S", "router", "server_info"]
@@ -78,6 +81,37 @@ def metrics(herder: Herder) -> PlainTextResponse:
     Every running task's metrics, and every connector's and task's state.
     """
     return PlainTextResponse(render_metrics(herder), media_type=CONTENT_TYPE)
+
+
+@router.get("/summary", operation_id="workerSummary", response_model=SummaryOut,
+            response_model_exclude_unset=True)
+def summary(herder: Herder) -> Any:
+    """Get every connector's and task's state and counts.
+
+    What the dashboard (`GET /ui`) and `omconnect status` show: states, records (the
+    transport acknowledged for sources, handed to put for sinks), lag, errors and
+    dead-lettered records, summed per connector; rates come from two summaries.
+    """
+    return worker_summary(herder)
+
+
+@router.get("/ui", operation_id="dashboard", response_class=HTMLResponse,
+            responses={200: {"content": {"text/html": {"schema": {"type": "string"}}},
+                             "description": "The dashboard page."}})
+def dashboard() -> HTMLResponse:
+    """Get the status dashboard.
+
+    A page showing connectors and tasks with state, records/s, a throughput chart, lag,
+    errors and dead-lettered counts, refreshing every second, with pause, resume and
+    restart buttons that call this API.
+    """
+    return HTMLResponse(_dashboard_page())
+
+
+@functools.cache
+def _dashboard_page() -> str:
+    page = resources.files("omconnect.rest").joinpath("dashboard", "index.html")
+    return page.read_text(encoding="utf-8")
 
 
 def source_commit() -> str:

@@ -106,7 +106,7 @@ def test_rest_port_without_a_rest_api_says_so(tmp_path, capsys, monkeypatch):
 
 def test_every_subcommand_is_in_the_help():
     text = build_parser().format_help()
-    for command in ("standalone", "validate", "plugins", "offsets", "conformance"):
+    for command in ("standalone", "validate", "plugins", "offsets", "status", "conformance"):
         assert command in text
 
 

@@ -34,7 +34,8 @@ def test_the_server_serves_the_same_document(client: httpx.Client):
 def test_every_endpoint_of_the_issue_is_documented():
     paths = document()["paths"]
     wanted = {
-        ("/", "get"), ("/health", "get"), ("/metrics", "get"),
+        ("/", "get"), ("/health", "get"), ("/metrics", "get"), ("/summary", "get"),
+        ("/ui", "get"),
         ("/connectors", "get"), ("/connectors", "post"),
         ("/connectors/{name}", "post"), ("/connectors/{name}", "get"),
         ("/connectors/{name}", "delete"),
