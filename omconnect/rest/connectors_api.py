@@ -333,7 +333,7 @@ def get_active_topics(name: Name, herder: Herder) -> Any:
 
 
 @router.put("/connectors/{name}/topics/reset", operation_id="resetConnectorActiveTopics",
-            tags=["topics"], responses={200: {"description": "The active topics were "
+            tags=["topics"], response_class=Response, responses={200: {"description": "The active topics were "
                                               "reset (empty body)."},
                                         **error_responses(403, 404)})
 def reset_active_topics(name: Name, herder: Herder) -> Response:
