@@ -231,7 +231,8 @@ def main() -> None:
                       "converter": args.converter, "records": args.records,
                       "raw_produce_per_s": round(produce), "raw_consume_per_s": round(consume),
                       "source_records_per_s": round(source), "sink_records_per_s": round(sink),
-                      "ratio": round(runtime / raw, 3)}))
+                      "ratio": round(runtime / raw, 3),
+                      "load_average": round(os.getloadavg()[0], 2)}))
 
 
 if __name__ == "__main__":

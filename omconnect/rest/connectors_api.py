@@ -333,9 +333,9 @@ def get_active_topics(name: Name, herder: Herder) -> Any:
 
 
 @router.put("/connectors/{name}/topics/reset", operation_id="resetConnectorActiveTopics",
-            tags=["topics"], response_class=Response, responses={200: {"description": "The active topics were "
-                                              "reset (empty body)."},
-                                        **error_responses(403, 404)})
+            tags=["topics"], response_class=Response,
+            responses={200: {"description": "The active topics were reset (empty body)."},
+                       **error_responses(403, 404)})
 def reset_active_topics(name: Name, herder: Herder) -> Response:
     """Reset a connector's active topics.
 
