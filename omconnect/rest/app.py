@@ -15,6 +15,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from omconnect import __version__
+from omconnect.rest.admin_api import router as admin_router
 from omconnect.rest.auth import AuthMiddleware, RestAuth
 from omconnect.rest.connectors_api import router as connectors_router
 from omconnect.rest.errors import install_error_handlers
@@ -53,6 +54,7 @@ def build_app() -> FastAPI:
     app.include_router(server_router)
     app.include_router(connectors_router)
     app.include_router(plugins_router)
+    app.include_router(admin_router)
     install_error_handlers(app)
 
     def openapi() -> dict[str, Any]:

@@ -329,3 +329,17 @@ class SummaryOut(BaseModel):
     taken_at: float = Field(description="When it was taken (epoch seconds); rates come "
                             "from two summaries.")
     connectors: list[SummaryConnectorOut]
+
+
+class LoggerLevel(BaseModel):
+    """A logger's level (``GET /admin/loggers``), in Kafka Connect's names."""
+
+    level: str
+    last_modified: int | None = Field(default=None, description="When this API last set "
+                                      "it (epoch milliseconds); absent otherwise.")
+
+
+class LoggerLevelIn(_Request):
+    """``PUT /admin/loggers/{logger}``'s body."""
+
+    level: str = Field(description="OFF, FATAL, ERROR, WARN, INFO, DEBUG or TRACE.")

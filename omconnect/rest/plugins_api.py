@@ -1,4 +1,6 @@
-"""``/connector-plugins``: the installed plugins, and validation of a connector config."""
+"""``/connector-plugins``: the installed plugins, a connector's config definitions, and
+validation of a connector config.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from omconnect.errors import ConfigError
 from omconnect.rest.dependencies import Herder, error_responses, require_json
 from omconnect.rest.errors import ApiError
 from omconnect.rest.masking import masked_config, scrub, scrubbing
-from omconnect.rest.models import ConfigBody, ConfigInfos, PluginOut
-from omconnect.runtime.connector_config import load_connector_class
+from omconnect.rest.models import ConfigBody, ConfigInfos, ConfigKeyInfo, PluginOut
+from omconnect.runtime.connector_config import key_definition, load_connector_class
 
 __all__ = ["router"]
 
@@ -35,6 +37,26 @@ def list_plugins(
     """
     return [plugin.to_dict() for plugin in
             herder.plugins(["connector"] if connectors_only else None)]
+
+
+@router.get("/connector-plugins/{plugin}/config", operation_id="getConnectorPluginConfig",
+            response_model=list[ConfigKeyInfo], responses=error_responses(404))
+def plugin_config(
+    plugin: Annotated[str, Path(description="The connector: entry-point name, Kafka "
+                                "Connect short name or Python path.")],
+) -> Any:
+    """Get a connector plugin's config definitions.
+
+    The keys the connector itself declares (its ``config_def()``), in Kafka Connect's
+    ``ConfigKeyInfo`` shape (KIP-769); the runtime's common keys are in the validation
+    response.
+    """
+    try:
+        connector_class = load_connector_class(plugin)
+    except ConfigError as exc:
+        raise ApiError(404, f"no connector plugin {plugin!r}: {exc.message}") from exc
+    return [key_definition(key, order)
+            for order, key in enumerate(connector_class().config_def())]
 
 
 @router.put("/connector-plugins/{plugin}/config/validate",

@@ -38,6 +38,7 @@ __all__ = [
     "ConfigValidation",
     "ConnectorSettings",
     "connector_kind",
+    "key_definition",
     "load_connector_class",
     "resolve_connector_config",
     "validate_connector_config",
@@ -271,20 +272,7 @@ class ConfigValidation:
             if key.group and key.group not in groups:
                 groups.append(key.group)
             configs.append({
-                "definition": {
-                    "name": key.name,
-                    "type": key.type.name,
-                    "required": key.required,
-                    "default_value": None if key.required or key.default is None
-                    else str(key.default),
-                    "importance": key.importance.name,
-                    "documentation": key.documentation,
-                    "group": key.group,
-                    "width": "NONE",
-                    "display_name": key.display_name or key.name,
-                    "dependents": [],
-                    "order": len(configs),
-                },
+                "definition": key_definition(key, len(configs)),
                 "value": {
                     "name": key.name,
                     "value": _shown(key.name, key, self.values.get(key.name)),
@@ -301,6 +289,25 @@ class ConfigValidation:
                     "recommended_values": [], "errors": list(messages), "visible": True}})
         return {"name": self.connector_class, "error_count": self.error_count,
                 "groups": groups, "configs": configs}
+
+
+def key_definition(key: ConfigKey, order: int) -> dict[str, Any]:
+    """A declared key in Kafka Connect's ``ConfigKeyInfo`` shape (validation responses,
+    ``GET /connector-plugins/{plugin}/config``).
+    """
+    return {
+        "name": key.name,
+        "type": key.type.name,
+        "required": key.required,
+        "default_value": None if key.required or key.default is None else str(key.default),
+        "importance": key.importance.name,
+        "documentation": key.documentation,
+        "group": key.group,
+        "width": "NONE",
+        "display_name": key.display_name or key.name,
+        "dependents": [],
+        "order": order,
+    }
 
 
 def _shown(name: str, key: ConfigKey | None, value: Any) -> Any:

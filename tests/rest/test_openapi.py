@@ -49,7 +49,10 @@ def test_every_endpoint_of_the_issue_is_documented():
         ("/connectors/{name}/offsets", "get"), ("/connectors/{name}/offsets", "patch"),
         ("/connectors/{name}/offsets", "delete"),
         ("/connectors/{name}/topics", "get"), ("/connectors/{name}/topics/reset", "put"),
-        ("/connector-plugins", "get"), ("/connector-plugins/{plugin}/config/validate", "put"),
+        ("/connector-plugins", "get"), ("/connector-plugins/{plugin}/config", "get"),
+        ("/connector-plugins/{plugin}/config/validate", "put"),
+        ("/admin/loggers", "get"), ("/admin/loggers/{logger}", "get"),
+        ("/admin/loggers/{logger}", "put"),
     }
     documented = {(path, method) for path, item in paths.items() for method in item}
     assert documented == wanted
