@@ -102,11 +102,12 @@ class Worker:
     """A running ``omconnect standalone``: a child process, or a thread of this one."""
 
     def __init__(self, process: subprocess.Popen[bytes] | None, thread: threading.Thread | None,
-                 result: list[int], log: Path | None) -> None:
+                 result: list[int], log: Path | None, log_start: int = 0) -> None:
         self._process = process
         self._thread = thread
         self._result = result
         self.log_path = log
+        self._log_start = log_start  # a log file shared with earlier workers: ours after
 
     @property
     def cross_process(self) -> bool:
@@ -167,10 +168,14 @@ class Worker:
         kill_process_group(self._process)
 
     def log(self) -> str:
-        """What the worker logged (a process's log file; empty for a thread)."""
+        """What this worker logged (its part of a process's log file, which earlier
+        workers of the same pipeline may have written to first; empty for a thread).
+        """
         if self.log_path is None or not self.log_path.exists():
             return ""
-        return self.log_path.read_text(errors="replace")
+        with self.log_path.open("rb") as log:
+            log.seek(self._log_start)
+            return log.read().decode(errors="replace")
 
     def stop(self) -> None:
         """End it whatever its state (cleanup): SIGTERM, then SIGKILL."""
@@ -197,11 +202,12 @@ def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None 
         log = log or Path(files[0]).with_name("worker.log")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         with log.open("ab") as err:
+            start = err.tell()
             process = subprocess.Popen([sys.executable, "-m", "omconnect.cli", *args],
                                        stdout=subprocess.DEVNULL, stderr=err,
                                        stdin=subprocess.DEVNULL, env=env,
                                        start_new_session=True)
-        return Worker(process, None, [], log)
+        return Worker(process, None, [], log, start)
     from omconnect.cli import main
 
     result = [-1]
