@@ -11,6 +11,10 @@ __all__ = ["Capabilities"]
 class Capabilities:
     """What a transport offers. Each flag decides which conformance cases apply to it.
 
+    Nothing is claimed by default: every flag is false and ``max_partitions`` is 1, so a
+    transport that forgets a flag under-claims (the kit skips the cases it gates, naming
+    the flag) rather than claiming what it may not do.
+
     Attributes:
         ordered_per_key: Messages with equal keys are consumed in the order sent.
         consumer_groups: Consumers of one group share the partitions; each group receives
@@ -32,17 +36,17 @@ class Capabilities:
 
     """
 
-    ordered_per_key: bool = True
-    consumer_groups: bool = True
+    ordered_per_key: bool = False
+    consumer_groups: bool = False
     replayable: bool = False
     persistent: bool = False
     new_subscriber_receives_old_messages: bool = False
     transactions: bool = False
-    pause: bool = True
-    cross_process: bool = True
-    headers: bool = True
+    pause: bool = False
+    cross_process: bool = False
+    headers: bool = False
     max_message_bytes: int | None = None
-    max_partitions: int = 1024
+    max_partitions: int = 1
 
     def missing(self, **required: bool) -> list[str]:
         """The names among ``required`` (flag=True) that this transport lacks."""

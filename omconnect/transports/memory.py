@@ -179,6 +179,7 @@ class MemoryTransport(Transport):
             cross_process=False,
             headers=True,
             max_message_bytes=self.config["max.message.bytes"],
+            max_partitions=1024,
         )
 
     @staticmethod
