@@ -24,6 +24,7 @@ evicted treats its partitions as revoked and joins again.
 from __future__ import annotations
 
 import abc
+import logging
 from collections.abc import Callable, Mapping, Set
 from typing import TypeAlias
 
@@ -31,6 +32,8 @@ import attrs
 
 from omconnect.errors import TransportError
 from omconnect.records import TopicPartition
+
+_log = logging.getLogger(__name__)
 
 __all__ = [
     "ASSIGNORS",
@@ -245,6 +248,20 @@ class GroupMember:
         if failure is not None:
             raise failure
         return frozenset(claimed)
+
+    def give_back(self, partitions: Set[TopicPartition]) -> None:
+        """Give up ``partitions`` just claimed that the consumer could not start reading
+        (their reader or committed offsets failed to load): they leave ``owned`` and their
+        claims are released, so the next sync claims them again instead of holding them
+        unread. A release that fails is left to the group (a lost connection frees it).
+        """
+        self.owned -= partitions
+        self._next_sync = 0.0
+        try:
+            self.store.exchange(self.member_id, set(partitions), set())
+        except TransportError as exc:
+            _log.info("giving back %s failed (the group frees them when the member's claim "
+                      "lapses): %s", sorted(partitions), exc)
 
     def leave(self, revoke: Callable[[frozenset[TopicPartition]], None]) -> None:
         """Give up every partition (calling ``revoke`` first) and leave the group."""

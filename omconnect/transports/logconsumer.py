@@ -305,7 +305,15 @@ class LogConsumer(Consumer):
         assert self._member is not None
         claimed = self._member.maintain(now, self._revoke)
         if claimed:
-            self._take(sorted(claimed))
+            try:
+                self._take(sorted(claimed))
+            except BaseException:
+                # Claimed but not readable (a reader or the committed offsets failed to
+                # load): give them back, or they would stay owned and never be read.
+                for tp in claimed:
+                    self._forget(tp)
+                self._member.give_back(claimed)
+                raise
             self._listener.on_partitions_assigned(claimed)
 
     def _revoke(self, partitions: frozenset[TopicPartition]) -> None:

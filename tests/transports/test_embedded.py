@@ -526,3 +526,32 @@ def test_members_killed_at_random_lose_nothing(data: Path, open_transport: Any) 
     missing = {f"{i}" for i in range(total)} - seen
     assert not missing, f"{len(missing)} messages never reached a member, e.g. " \
                         f"{sorted(missing)[:5]}"
+
+
+def test_partitions_whose_offsets_fail_to_load_are_claimed_again_and_read(
+        open_transport: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A store that fails transiently while a member takes partitions it just claimed
+    # must not leave them owned and unread: the member gives them back and claims them
+    # again on a later poll.
+    transport = open_transport()
+    transport.admin().create_topics([TopicSpec("claims", partitions=2)])
+    send(transport, [Message("claims", key=str(n).encode(), value=str(n).encode())
+                     for n in range(40)])
+    consumer = transport.consumer("readers")
+    real_load = consumer._load_committed
+    failures = [RetriableTransportError("the offset store is briefly unreachable")]
+
+    def flaky_load(group: str, partitions: Any) -> Any:
+        if failures:
+            raise failures.pop()
+        return real_load(group, partitions)
+
+    monkeypatch.setattr(consumer, "_load_committed", flaky_load)
+    consumer.subscribe(["claims"])
+    with pytest.raises(RetriableTransportError):
+        for _ in range(50):
+            consumer.poll(100, 0.1)
+    received = drain(consumer, 40)
+    assert sorted(int(m.value) for m in received) == list(range(40))
+    assert consumer.assignment() == {TopicPartition("claims", 0), TopicPartition("claims", 1)}
+    consumer.close()
