@@ -10,6 +10,7 @@ partitions in turn so none starves.
 from __future__ import annotations
 
 import abc
+import logging
 import threading
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,6 +22,8 @@ from omconnect.transport.spi import Consumer, RebalanceListener, StartFrom
 from omconnect.transports.grouping import GroupMember
 
 __all__ = ["LogConsumer"]
+
+_log = logging.getLogger(__name__)
 
 _NO_LISTENER = RebalanceListener()
 
@@ -352,7 +355,16 @@ class LogConsumer(Consumer):
             wanted = max_records - len(batch)
             if wanted <= 0:
                 break
-            messages = self._read(tp, self._positions[tp], wanted)
+            try:
+                messages = self._read(tp, self._positions[tp], wanted)
+            except Exception:
+                if not batch:
+                    raise
+                # Hand out what earlier partitions returned (their positions moved past
+                # it); the failing partition is read again by a later poll.
+                _log.debug("reading %s failed after %d records of this poll; returning "
+                           "those", tp, len(batch), exc_info=True)
+                break
             if messages:
                 self._positions[tp] = messages[-1].offset + 1  # type: ignore[operator]
                 batch += messages

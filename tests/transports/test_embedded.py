@@ -4,6 +4,7 @@ several processes sharing one data directory (real subprocesses, killed with SIG
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -554,4 +555,35 @@ def test_partitions_whose_offsets_fail_to_load_are_claimed_again_and_read(
     received = drain(consumer, 40)
     assert sorted(int(m.value) for m in received) == list(range(40))
     assert consumer.assignment() == {TopicPartition("claims", 0), TopicPartition("claims", 1)}
+    consumer.close()
+
+
+def test_a_read_failing_after_others_returned_records_skips_nothing(
+        open_transport: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A poll reads partitions in turn; when one read fails after others returned records,
+    # no position may move past records that were not handed out.
+    transport = open_transport()
+    transport.admin().create_topics([TopicSpec("turns", partitions=3)])
+    send(transport, [Message("turns", key=f"k{n}".encode(), value=str(n).encode())
+                     for n in range(60)])
+    consumer = transport.consumer("readers")
+    consumer.subscribe(["turns"])
+    real_read = consumer._read
+    failures = [RetriableTransportError("the store is briefly unreachable")] * 3
+    calls = [0]
+
+    def flaky_read(partition: TopicPartition, offset: int, limit: int) -> Any:
+        calls[0] += 1
+        if calls[0] % 3 == 2 and failures:  # the second partition read of a poll
+            raise failures.pop()
+        return real_read(partition, offset, limit)
+
+    monkeypatch.setattr(consumer, "_read", flaky_read)
+    received: list[Message] = []
+    deadline = time.monotonic() + 20
+    while len(received) < 60 and time.monotonic() < deadline:
+        with contextlib.suppress(RetriableTransportError):
+            received += consumer.poll(100, 0.1)
+    assert len(failures) < 3, "a read failed after another partition's records were read"
+    assert sorted(int(m.value) for m in received) == list(range(60))
     consumer.close()
