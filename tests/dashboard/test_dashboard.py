@@ -17,6 +17,7 @@ from omconnect.config.types import Password
 from omconnect.rest import RestServer, start_server
 from omconnect.rest.auth import RestAuth
 from omconnect.runtime import StandaloneHerder
+from omconnect.testing.waiting import eventually
 
 pytestmark = pytest.mark.browser
 
@@ -48,11 +49,8 @@ def _records(page: Any, connector: str) -> int:
     return int(text)
 
 
-def _wait(condition: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.2)
+def _wait(condition: Any) -> None:
+    eventually(condition, timeout=30, what="the page to show it", interval=0.2)
 
 
 def test_the_dashboard_shows_counts_rising_and_pauses_through_the_api(

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from rest_helpers import wait_for_state
 
 from omconnect.rest import start_server
 from omconnect.runtime import StandaloneHerder
+from omconnect.testing.waiting import eventually
 
 
 def _topics(client: httpx.Client, name: str) -> list[str]:
@@ -23,10 +23,8 @@ def _topics(client: httpx.Client, name: str) -> list[str]:
 
 
 def _eventually_topics(client: httpx.Client, name: str, expected: list[str]) -> None:
-    deadline = time.monotonic() + 30
-    while _topics(client, name) != expected and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert _topics(client, name) == expected
+    eventually(lambda: _topics(client, name) == expected, timeout=30,
+               what=f"{name}'s active topics to be {expected}", interval=0.1)
 
 
 def _pipeline(client: httpx.Client, tmp_path: Path, topic: str = "lines") -> Path:

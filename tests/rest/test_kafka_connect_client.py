@@ -3,23 +3,20 @@ call it offers succeeds and answers what Kafka Connect would."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from omconnect.rest import RestServer
+from omconnect.testing.waiting import eventually
 
 kafka_connect = pytest.importorskip("kafka_connect", reason="tox -e unit installs "
                                     "kafka-connect-py")
 
 
-def _until(condition: Any, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.1)
+def _until(condition: Any) -> None:
+    eventually(condition, timeout=30, what="the worker to get there", interval=0.1)
 
 
 def test_every_call_of_the_client_succeeds(server: RestServer, tmp_path: Path) -> None:
