@@ -228,8 +228,12 @@ class GroupMember:
                     f"consumer {self.member_id} could not rejoin its group after eviction")
         target = self._assignor(view.members, view.partitions).get(self.member_id, set())
         lost = {tp for tp in self.owned if view.owners.get(tp) != self.member_id}
-        release = (self.owned - lost) - target
-        given_up = lost | release
+        # Claims the group still shows for this member although it gave them up (an
+        # exchange that failed after the revoke): release them now, claim them later.
+        stale = {tp for tp, owner in view.owners.items()
+                 if owner == self.member_id} - self.owned
+        given_up = lost | ((self.owned - lost) - target)
+        release = (given_up - lost) | stale
         failure: BaseException | None = None
         if given_up:
             self.owned -= given_up
@@ -237,7 +241,8 @@ class GroupMember:
                 revoke(frozenset(given_up))
             except BaseException as exc:  # finish the exchange, then re-raise
                 failure = exc
-        wanted = {tp for tp in target - self.owned if view.owners.get(tp) in (None, self.member_id)}
+        wanted = {tp for tp in target - self.owned - stale
+                  if view.owners.get(tp) in (None, self.member_id)}
         if failure is not None:
             wanted = set()
         claimed = (self.store.exchange(self.member_id, release, wanted)

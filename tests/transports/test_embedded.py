@@ -26,6 +26,7 @@ import omconnect
 from omconnect import plugins
 from omconnect.errors import ConfigError, RetriableTransportError, SendError, TransportError
 from omconnect.records import TopicPartition
+from omconnect.testing.waiting import eventually
 from omconnect.transport import Message, TopicSpec, Transport
 from omconnect.transports.embedded import EmbeddedTransport
 from omconnect.transports.embedded.codec import CHUNK_RECORDS, decode_chunk, encode_chunks
@@ -587,3 +588,49 @@ def test_a_read_failing_after_others_returned_records_skips_nothing(
     assert len(failures) < 3, "a read failed after another partition's records were read"
     assert sorted(int(m.value) for m in received) == list(range(60))
     consumer.close()
+
+
+def test_a_release_that_failed_after_the_revoke_is_made_at_the_next_sync(
+        open_transport: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A member gives a partition up (revoke) and then the exchange that releases it in
+    # the group fails: the group still shows it as the member's. The next sync must
+    # release it, or the member that should take it over never can.
+    transport = open_transport()
+    transport.admin().create_topics([TopicSpec("handover", partitions=2)])
+    first = transport.consumer("pair")
+    first.subscribe(["handover"])
+    eventually(lambda: (first.poll(10, 0.05), len(first.assignment()) == 2)[1],
+               what="the first member to hold both partitions")
+    store = first._member.store
+    real_exchange = store.exchange
+    failures = [RetriableTransportError("the group table is briefly locked")]
+
+    def flaky_exchange(member: str, release: Any, claim: Any) -> Any:
+        if release and failures:
+            raise failures.pop()
+        return real_exchange(member, release, claim)
+
+    monkeypatch.setattr(store, "exchange", flaky_exchange)
+    second = transport.consumer("pair")
+    second.subscribe(["handover"])
+
+    def shared() -> bool:
+        with contextlib.suppress(RetriableTransportError):
+            first.poll(10, 0.05)
+        second.poll(10, 0.05)
+        return len(first.assignment()) == 1 and len(second.assignment()) == 1
+
+    eventually(shared, timeout=20, what="the two members to hold a partition each")
+    assert not failures, "the release failed once"
+    send(transport, [Message("handover", key=f"k{n}".encode(), value=str(n).encode())
+                     for n in range(40)])
+    received: list[Message] = []
+
+    def everything() -> bool:
+        received.extend(first.poll(100, 0.05) + second.poll(100, 0.05))
+        return len(received) >= 40
+
+    eventually(everything, timeout=20, what="both members to read their partition")
+    assert sorted(int(m.value) for m in received) == list(range(40))
+    first.close()
+    second.close()
