@@ -9,6 +9,7 @@ what it already recorded, so the hot path costs one set lookup per topic of a ba
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterable
@@ -16,6 +17,8 @@ from collections.abc import Iterable
 from omconnect.runtime.config_store import StatusStore
 
 __all__ = ["ActiveTopics", "TaskTopics"]
+
+_log = logging.getLogger(__name__)
 
 
 class ActiveTopics:
@@ -38,18 +41,31 @@ class ActiveTopics:
         """The active topics of ``connector``, sorted."""
         return sorted(self._statuses.topics(connector))
 
-    def record(self, connector: str, task: int, topics: Iterable[str]) -> None:
-        """Record ``topics`` as active for ``connector`` (each stored once)."""
+    def record(self, connector: str, task: int, topics: Iterable[str]) -> bool:
+        """Record ``topics`` as active for ``connector`` (each stored once).
+
+        Returns:
+            Whether they are all recorded. Bookkeeping never fails a task: a store error
+            is logged and the topics are recorded at a later sighting.
+
+        """
         if not self.enabled:
-            return
+            return True
         with self._lock:
-            known = self._known.get(connector)
-            if known is None:
-                known = self._known[connector] = set(self._statuses.topics(connector))
-            for topic in topics:
-                if topic not in known:
-                    self._statuses.put_topic(connector, topic, task, int(time.time() * 1000))
-                    known.add(topic)
+            try:
+                known = self._known.get(connector)
+                if known is None:
+                    known = self._known[connector] = set(self._statuses.topics(connector))
+                for topic in topics:
+                    if topic not in known:
+                        self._statuses.put_topic(connector, topic, task,
+                                                 int(time.time() * 1000))
+                        known.add(topic)
+            except Exception as exc:
+                _log.warning("connector %r: could not record its active topics (%s); "
+                             "trying again when its tasks use them next", connector, exc)
+                return False
+        return True
 
     def reset(self, connector: str) -> None:
         """Forget ``connector``'s active topics (tasks record them again as they run)."""
@@ -93,6 +109,5 @@ class TaskTopics:
             self._seen.clear()
             self._generation = generation
         new = [topic for topic in topics if topic not in self._seen]
-        if new:
-            self._active.record(self._connector, self._task, new)
+        if new and self._active.record(self._connector, self._task, new):
             self._seen.update(new)

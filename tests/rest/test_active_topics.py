@@ -113,3 +113,31 @@ def test_the_worker_config_can_turn_tracking_or_resets_off(
                 assert client.get("/connectors/nobody/topics").status_code == 404
         finally:
             served.stop()
+
+
+def test_a_store_failure_never_fails_the_task_and_the_topic_is_recorded_later(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from omconnect.errors import RetriableTransportError
+    from omconnect.runtime.active_topics import ActiveTopics
+    from omconnect.runtime.config_store import StatusStore
+    from omconnect.transports.embedded import EmbeddedTransport
+
+    with EmbeddedTransport({"path": str(tmp_path / "data")}) as transport:
+        statuses = StatusStore(transport.kv_store("statuses"))
+        real_put = statuses.put_topic
+        failures = [RetriableTransportError("the status store is briefly unreachable")]
+
+        def flaky_put(*args: Any) -> None:
+            if failures:
+                raise failures.pop()
+            real_put(*args)
+
+        monkeypatch.setattr(statuses, "put_topic", flaky_put)
+        active = ActiveTopics(statuses)
+        task = active.for_task("reader", 0)
+        task.saw(["lines"])  # the store fails: no exception reaches the task
+        assert "could not record its active topics" in caplog.text
+        assert active.of("reader") == []
+        task.saw(["lines"])  # the next batch to the topic records it
+        assert active.of("reader") == ["lines"]
