@@ -74,6 +74,14 @@ class ActiveTopics:
             self._known[connector] = set()
             self._generation[connector] = self._generation.get(connector, 0) + 1
 
+    def forget(self, connector: str) -> None:
+        """``connector`` was deleted (its records with it): a connector created again
+        under its name records its topics afresh.
+        """
+        with self._lock:
+            self._known.pop(connector, None)
+            self._generation[connector] = self._generation.get(connector, 0) + 1
+
     def generation(self, connector: str) -> int:
         """How many resets ``connector`` had: a task's own memory is stale after one."""
         return self._generation.get(connector, 0)

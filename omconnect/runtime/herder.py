@@ -600,7 +600,9 @@ class StandaloneHerder:
             KNOWN_SECRETS.forget((id(self), name))
             assert self._configs is not None and self._statuses is not None
             self._configs.delete(name)
-            self._statuses.delete(name)
+            self._statuses.delete(name)  # its active topics too
+            if self._active_topics is not None:
+                self._active_topics.forget(name)
 
     # -- active topics (KIP-558) ---------------------------------------------------------
 

@@ -66,16 +66,20 @@ def test_a_reset_empties_the_list_until_the_tasks_use_the_topic_again(
 
 def test_a_deleted_connector_takes_its_active_topics_with_it(
         client: httpx.Client, tmp_path: Path) -> None:
-    _pipeline(client, tmp_path)
+    source_file = _pipeline(client, tmp_path)
     _eventually_topics(client, "writer", ["lines"])
     assert client.delete("/connectors/writer").status_code == 204
     assert client.get("/connectors/writer/topics").status_code == 404
     response = client.post("/connectors", json={"name": "writer", "config": {
-        "connector.class": "FileStreamSink", "topics": "elsewhere",
+        "connector.class": "FileStreamSink", "topics": "lines",
         "file": str(tmp_path / "other.txt")}})
     assert response.status_code == 201, response.text
     wait_for_state(client, "writer", "RUNNING")
     assert _topics(client, "writer") == []
+    # The connector made again under the old name records the topic again when it reads.
+    with source_file.open("a") as more:
+        more.write("one more line\n")
+    _eventually_topics(client, "writer", ["lines"])
 
 
 def test_active_topics_survive_a_worker_restart(worker_config: dict[str, Any],
