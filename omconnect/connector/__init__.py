@@ -1,5 +1,6 @@
 """The Connector SPI: connectors, tasks, their contexts and lifecycle states."""
 
+from omconnect.connector.batch_tasks import BatchSinkTask, BatchSourceTask
 from omconnect.connector.connector import Connector, SinkConnector, SourceConnector
 from omconnect.connector.context import (
     ConnectorContext,
@@ -14,6 +15,8 @@ from omconnect.connector.resolution import resolve_connector_class
 from omconnect.connector.task import SinkTask, SourceTask, Task
 
 __all__ = [
+    "BatchSinkTask",
+    "BatchSourceTask",
     "Connector",
     "ConnectorContext",
     "ErrantRecordReporter",

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omconnect.config.definition import ConfigDef
 from omconnect.data.schema import Schema
 from omconnect.data.struct import SchemaAndValue
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["Converter", "HeaderConverter"]
 
@@ -94,6 +97,31 @@ class Converter(abc.ABC):
         """
         pairs = self.to_connect_batch(topic, data)
         return [p.schema for p in pairs], [p.value for p in pairs]
+
+
+    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """A whole Arrow column as ``binary`` at once, for the columnar path; ``None`` when
+        this converter has no column form for ``column``'s type (the runtime then converts
+        the batch record by record). Must give exactly the bytes :meth:`from_connect`
+        would give for each item.
+
+        Raises:
+            DataError: An item cannot be serialised (the runtime then converts record by
+                record to find it).
+
+        """
+        return None
+
+    def deserialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """A ``binary`` column read at once, for the columnar path (what ``put_batch``
+        gets as keys or values); ``None`` when this converter has no column form.
+
+        Raises:
+            DataError: An item cannot be read (the runtime then reads record by record,
+                so the failing ones are tolerated or reported one by one).
+
+        """
+        return None
 
 
 class HeaderConverter(abc.ABC):

@@ -9,12 +9,15 @@ gives the bytes with ``OPTIONAL_BYTES_SCHEMA``; ``None`` stays ``None``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omconnect.converters.base import Converter, HeaderConverter
 from omconnect.data.schema import OPTIONAL_BYTES_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import DataError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["ByteArrayConverter"]
 
@@ -83,6 +86,22 @@ class ByteArrayConverter(Converter, HeaderConverter):
     ) -> tuple[list[Schema | None], list[Any]]:
         """``OPTIONAL_BYTES_SCHEMA`` for each item, and the items."""
         return [OPTIONAL_BYTES_SCHEMA] * len(data), list(data)
+
+    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """A ``binary`` (or ``null``) column as it is; other types need records."""
+        import pyarrow as pa
+
+        kind = column.type
+        if pa.types.is_binary(kind):
+            return column
+        if pa.types.is_large_binary(kind) or pa.types.is_binary_view(kind) or \
+                pa.types.is_null(kind):
+            return column.cast(pa.binary())
+        return None
+
+    def deserialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """The bytes as they are."""
+        return column
 
     def from_connect_header(
         self, topic: str, key: str, schema: Schema | None, value: Any

@@ -15,7 +15,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Mapping, Sequence
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
@@ -24,6 +24,9 @@ from omconnect.converters.checks import role_prefix
 from omconnect.data.schema import OPTIONAL_STRING_SCHEMA, Schema
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, DataError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["StringConverter"]
 
@@ -149,6 +152,37 @@ class StringConverter(Converter, HeaderConverter):
                 pass  # item by item below, for the error naming the bytes
         to_connect = self.to_connect
         return schemas, [to_connect(topic, item).value for item in data]
+
+    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """A ``string`` column as UTF-8 bytes (a zero-copy cast) when the encoding is
+        UTF-8; other types and encodings need records.
+        """
+        import pyarrow as pa
+
+        kind = column.type
+        if self._encoding != "utf-8":
+            return None
+        if pa.types.is_string(kind) or pa.types.is_null(kind):
+            return column.cast(pa.binary())
+        if pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
+            return column.cast(pa.string()).cast(pa.binary())
+        return None
+
+    def deserialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+        """UTF-8 bytes as a ``string`` column (validated at C speed).
+
+        Raises:
+            DataError: Some bytes are not valid UTF-8.
+
+        """
+        import pyarrow as pa
+
+        if self._encoding != "utf-8":
+            return None
+        try:
+            return column.cast(pa.string())
+        except pa.ArrowInvalid as exc:
+            raise DataError(f"bytes are not valid utf-8: {exc}", topic=topic) from None
 
     def from_connect_header(
         self, topic: str, key: str, schema: Schema | None, value: Any

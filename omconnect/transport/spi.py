@@ -3,9 +3,10 @@
 A driver implements five small contracts; batching, retries, conversion, metrics and error
 routing live once, in the runtime.
 
-* :class:`Producer` — ``send`` a batch, get one future for its acknowledgements.
-* :class:`Consumer` — ``subscribe`` in a group (or ``assign``), ``poll`` a batch,
-  ``commit`` positions.
+* :class:`Producer` — ``send`` a batch, get one future for its acknowledgements
+  (``send_batch`` takes the batch as Arrow columns).
+* :class:`Consumer` — ``subscribe`` in a group (or ``assign``), ``poll`` a batch
+  (``poll_batch``: as Arrow columns), ``commit`` positions.
 * :class:`KeyValueStore` — durable ``get``/``put``/``put_many``/``scan`` (offsets live here).
 * :class:`Admin` — create, list and delete topics.
 * :class:`Transport` — the factory for the four above, with its :class:`Capabilities`.
@@ -25,13 +26,18 @@ from __future__ import annotations
 import abc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from omconnect.config.definition import ConfigDef
 from omconnect.errors import UnsupportedOperationError
 from omconnect.records import RecordMetadata, TopicPartition
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.messages import Message, TopicSpec
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from omconnect.columnar.metadata import BatchMetadata
 
 __all__ = [
     "Admin",
@@ -69,6 +75,37 @@ class Producer(abc.ABC):
             TransportError: The producer is closed or the transport failed.
 
         """
+
+    def send_batch(self, topic: str, batch: pa.RecordBatch) -> Future[BatchMetadata]:
+        """Send the rows of an Arrow batch to ``topic``; return at once with one future.
+
+        ``batch`` has a ``value`` column and may have ``key``, ``headers``, ``timestamp``
+        and ``partition`` (see :mod:`omconnect.columnar.columns`). The rules of
+        :meth:`send` hold row for row: order per key, acknowledgement only once stored,
+        :class:`~omconnect.errors.MessageTooLargeError` before anything is sent. The
+        future's result is a :class:`~omconnect.columnar.BatchMetadata` (a partition and
+        offset per row); on failure, a :class:`~omconnect.errors.SendError` whose
+        ``outcomes`` say which rows failed.
+
+        This default goes through :meth:`send` one ``Message`` per row; transports whose
+        storage takes columns override it (the embedded transport writes the columns'
+        buffers into its chunks, with no object per row).
+        """
+        from omconnect.columnar.messages import batch_to_messages
+        from omconnect.columnar.metadata import BatchMetadata
+
+        sent = self.send(batch_to_messages(topic, batch))
+        result: Future[BatchMetadata] = Future()
+
+        def done(future: Future[list[RecordMetadata]]) -> None:
+            error = future.exception()
+            if error is not None:
+                result.set_exception(error)
+            else:
+                result.set_result(BatchMetadata.from_records(topic, future.result()))
+
+        sent.add_done_callback(done)
+        return result
 
     @abc.abstractmethod
     def flush(self, timeout: float | None = None) -> None:
@@ -117,6 +154,18 @@ class Consumer(abc.ABC):
         Returns an empty list when nothing arrived in time. Messages of one partition come
         in offset order.
         """
+
+    def poll_batch(self, max_records: int, timeout: float) -> pa.RecordBatch:
+        """:meth:`poll`, as one Arrow batch of the columns of
+        :func:`~omconnect.columnar.columns.consumed_schema` (no rows when nothing came).
+
+        The rules of :meth:`poll` hold: each partition's rows in offset order, positions
+        moved past what is returned. This default builds the batch from :meth:`poll`'s
+        messages; transports that store columns override it.
+        """
+        from omconnect.columnar.messages import messages_to_batch
+
+        return messages_to_batch(self.poll(max_records, timeout))
 
     @abc.abstractmethod
     def commit(self, offsets: Mapping[TopicPartition, int]) -> None:

@@ -13,7 +13,8 @@ import abc
 import logging
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from omconnect.errors import IllegalStateError, TransportError
 from omconnect.records import TopicPartition
@@ -126,6 +127,21 @@ class LogConsumer(Consumer):
         ``on_partitions_revoked`` is called before partitions are given up, and
         ``on_partitions_assigned`` once new ones are claimed.
         """
+        return self._poll_with(self._fetch, max_records, timeout)  # type: ignore[no-any-return]
+
+    def poll_batch(self, max_records: int, timeout: float) -> Any:
+        """:meth:`poll` as one Arrow batch, read with :meth:`_read_columns` (rebalances
+        as in :meth:`poll`).
+        """
+        batch = self._poll_with(self._fetch_columns, max_records, timeout)
+        if isinstance(batch, list):  # nothing read: the empty batch
+            from omconnect.columnar.columns import empty_consumed_batch
+
+            return empty_consumed_batch()
+        return batch
+
+    def _poll_with(self, fetch: Callable[[int], Any], max_records: int,
+                   timeout: float) -> Any:
         self._check_open()
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1, got {max_records}")
@@ -137,7 +153,7 @@ class LogConsumer(Consumer):
                 now = time.monotonic()
                 if self._member is not None:
                     self._rebalance(now)
-                batch = self._fetch(max_records)
+                batch = fetch(max_records)
                 if batch or self._woken:
                     return batch
                 remaining = deadline - time.monotonic()
@@ -343,6 +359,52 @@ class LogConsumer(Consumer):
         self._positions.pop(partition, None)
         self._paused.discard(partition)
         self._order = sorted(self._positions)
+
+    def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
+        """Up to ``limit`` records of ``partition`` from ``offset`` as a consumed Arrow
+        batch (see :func:`~omconnect.columnar.columns.consumed_schema`), or ``None`` when
+        there are none. This default converts :meth:`_read`'s messages; a store that
+        keeps columns overrides it.
+        """
+        messages = self._read(partition, offset, limit)
+        if not messages:
+            return None
+        from omconnect.columnar.messages import messages_to_batch
+
+        return messages_to_batch(messages)
+
+    def _fetch_columns(self, max_records: int) -> Any:
+        """:meth:`_fetch`, in Arrow batches: one batch, or ``[]`` when nothing was read."""
+        readable = [tp for tp in self._order if tp not in self._paused]
+        if not readable:
+            return []
+        first = self._turn % len(readable)
+        self._turn += 1
+        parts: list[Any] = []
+        got = 0
+        for tp in readable[first:] + readable[:first]:
+            wanted = max_records - got
+            if wanted <= 0:
+                break
+            try:
+                part = self._read_columns(tp, self._positions[tp], wanted)
+            except Exception:
+                if not parts:
+                    raise
+                _log.debug("reading %s failed after %d records of this poll; returning "
+                           "those", tp, got, exc_info=True)
+                break
+            if part is not None and part.num_rows:
+                self._positions[tp] = part.column("offset")[-1].as_py() + 1
+                parts.append(part)
+                got += part.num_rows
+        if not parts:
+            return []
+        if len(parts) == 1:
+            return parts[0]
+        import pyarrow as pa
+
+        return pa.concat_batches(parts)
 
     def _fetch(self, max_records: int) -> list[Message]:
         readable = [tp for tp in self._order if tp not in self._paused]

@@ -24,6 +24,7 @@ BLOCKED = {
     "pulsar": "pulsar",
     "pyspark": "spark",
     "pyarrow": "parquet",
+    "numpy": "columnar",
     "fsspec": "objectstore",
     "zstandard": "objectstore",
     "fastapi": "rest",

@@ -12,6 +12,7 @@ Capabilities` decide which cases run, and each skip names the capability::
 """
 
 from omconnect.testing.transport.base import Kit, KitSettings, TransportCase
+from omconnect.testing.transport.columnar import ColumnarCases
 from omconnect.testing.transport.failures import FailureCases
 from omconnect.testing.transport.groups import DeliveryCases, GroupCases
 from omconnect.testing.transport.kv import KeyValueCases
@@ -19,6 +20,7 @@ from omconnect.testing.transport.messaging import MessagingCases
 from omconnect.testing.transport.pipeline import PipelineCases
 
 __all__ = [
+    "ColumnarCases",
     "DeliveryCases",
     "FailureCases",
     "GroupCases",
@@ -34,8 +36,9 @@ __all__ = [
 
 
 class TransportApiCases(MessagingCases, DeliveryCases, GroupCases, KeyValueCases,
-                        FailureCases):
-    """Every case that drives the transport's API directly (TRANSPORT-1 to 53), without
+                        FailureCases, ColumnarCases):
+    """Every case that drives the transport's API directly (TRANSPORT-1 to 53 and 70 to
+    73), without
     the pipeline cases (which run workers).
     """
 

@@ -1,0 +1,77 @@
+"""The columns of the columnar path: their names, Arrow types and meaning.
+
+A batch **sent** (``Producer.send_batch``, and the wire form the runtime makes of a
+:class:`~omconnect.columnar.SourceBatch`) has ``value`` and, optionally, ``key``,
+``headers``, ``timestamp`` and ``partition``; its topic is an argument of the call. A
+batch **consumed** (``Consumer.poll_batch``, and what ``SinkTask.put_batch`` receives)
+has every column of :func:`consumed_schema`, in that order.
+
+=============  ===========================================  ==================================
+column         type                                         meaning
+=============  ===========================================  ==================================
+``topic``      ``string``                                   the topic (consumed batches only)
+``partition``  ``int32``                                    the partition; null on send: by key
+``offset``     ``int64``                                    position in the partition
+``timestamp``  ``int64``                                    ms since the epoch; null: stamped
+``key``        ``binary`` (sink: as the key converter)      the key; null for none
+``value``      ``binary`` (sink: as the value converter)    the value; null is a tombstone
+``headers``    ``list<struct<key: string, value: binary>>`` the headers as they travel
+=============  ===========================================  ==================================
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = [
+    "HEADERS",
+    "KEY",
+    "OFFSET",
+    "PARTITION",
+    "SENT_COLUMNS",
+    "TIMESTAMP",
+    "TOPIC",
+    "VALUE",
+    "WIRE_HEADERS_TYPE",
+    "consumed_schema",
+    "empty_consumed_batch",
+]
+
+TOPIC = "topic"
+PARTITION = "partition"
+OFFSET = "offset"
+TIMESTAMP = "timestamp"
+KEY = "key"
+VALUE = "value"
+HEADERS = "headers"
+
+SENT_COLUMNS = (KEY, VALUE, HEADERS, TIMESTAMP, PARTITION)
+"""The columns a sent batch may have (``value`` is required)."""
+
+WIRE_HEADERS_TYPE = pa.list_(pa.struct([pa.field("key", pa.string(), nullable=False),
+                                        pa.field("value", pa.binary())]))
+"""Headers as they travel: per row, ordered (key, value bytes) pairs; keys may repeat."""
+
+_CONSUMED = pa.schema([
+    pa.field(TOPIC, pa.string(), nullable=False),
+    pa.field(PARTITION, pa.int32(), nullable=False),
+    pa.field(OFFSET, pa.int64(), nullable=False),
+    pa.field(TIMESTAMP, pa.int64()),
+    pa.field(KEY, pa.binary()),
+    pa.field(VALUE, pa.binary()),
+    pa.field(HEADERS, WIRE_HEADERS_TYPE),
+])
+
+
+_EMPTY = pa.RecordBatch.from_arrays([pa.array([], f.type) for f in _CONSUMED],
+                                    schema=_CONSUMED)
+
+
+def consumed_schema() -> pa.Schema:
+    """The schema of a batch a consumer returns: every column, key and value as bytes."""
+    return _CONSUMED
+
+
+def empty_consumed_batch() -> pa.RecordBatch:
+    """A consumed batch with no rows (what ``poll_batch`` returns when nothing came)."""
+    return _EMPTY

@@ -1,0 +1,80 @@
+"""Between :class:`~omconnect.transport.messages.Message` lists and Arrow batches.
+
+The transports whose client takes or gives one message at a time derive their columnar
+calls from these; the runtime uses them where a batch falls back to the per-record path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import repeat
+from operator import attrgetter
+
+import pyarrow as pa
+
+from omconnect.columnar.columns import (
+    HEADERS,
+    KEY,
+    PARTITION,
+    TIMESTAMP,
+    VALUE,
+    WIRE_HEADERS_TYPE,
+    consumed_schema,
+)
+from omconnect.transport.messages import Message, WireHeaders, build_message
+
+__all__ = ["batch_to_messages", "messages_to_batch", "wire_headers"]
+
+_FIELDS = attrgetter("topic", "partition", "offset", "timestamp", "key", "value", "headers")
+
+
+def messages_to_batch(messages: Sequence[Message]) -> pa.RecordBatch:
+    """A consumed batch (:func:`~omconnect.columnar.columns.consumed_schema`) of
+    ``messages``, which must have partition and offset set.
+    """
+    if not messages:
+        return pa.RecordBatch.from_pylist([], schema=consumed_schema())
+    topics, partitions, offsets, timestamps, keys, values, headers = zip(
+        *map(_FIELDS, messages), strict=True)
+    has_headers = any(headers)
+    return pa.RecordBatch.from_arrays([
+        pa.array(topics, pa.string()),
+        pa.array(partitions, pa.int32()),
+        pa.array(offsets, pa.int64()),
+        pa.array(timestamps, pa.int64()),
+        pa.array(keys, pa.binary()),
+        pa.array(values, pa.binary()),
+        pa.array([list(h) or None for h in headers] if has_headers
+                 else repeat(None, len(messages)), WIRE_HEADERS_TYPE,
+                 size=None if has_headers else len(messages)),
+    ], schema=consumed_schema())
+
+
+def wire_headers(column: pa.Array | pa.ChunkedArray | None, rows: int) -> list[WireHeaders]:
+    """Each row's headers as a tuple of (key, value) pairs (``()`` where null/empty)."""
+    if column is None or column.null_count == len(column):
+        return [()] * rows
+    return [tuple((h["key"], h["value"]) for h in row) if row else ()
+            for row in column.to_pylist()]
+
+
+def batch_to_messages(topic: str | None, batch: pa.RecordBatch) -> list[Message]:
+    """The messages of a sent (``topic`` given) or consumed (``topic`` ``None``) batch."""
+    rows = batch.num_rows
+    names = batch.schema.names
+
+    def column(name: str) -> list[object]:
+        if name not in names:
+            return [None] * rows
+        return batch.column(name).to_pylist()  # type: ignore[no-any-return]
+
+    topics = repeat(topic, rows) if topic is not None else column("topic")
+    headers = wire_headers(batch.column(HEADERS) if HEADERS in names else None, rows)
+    return list(map(build_message, topics, _as_bytes(column(KEY)), _as_bytes(column(VALUE)),
+                    headers, column(TIMESTAMP), column(PARTITION),
+                    column("offset")))
+
+
+def _as_bytes(values: list[object]) -> list[bytes | None]:
+    """Binary columns read as ``bytes``; string columns (a sender's choice) as UTF-8."""
+    return [v.encode() if isinstance(v, str) else v for v in values]  # type: ignore[misc]

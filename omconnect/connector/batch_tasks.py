@@ -1,0 +1,107 @@
+"""Columnar tasks: a source that returns Arrow batches, a sink that takes them.
+
+Subclass :class:`BatchSourceTask` and implement :meth:`~BatchSourceTask.poll_batch`, or
+:class:`BatchSinkTask` and implement :meth:`~BatchSinkTask.put_batch`; ``poll``/``put``
+are derived, so the runtime runs the task on the per-record path too (when a transform
+or converter needs records). The runtime also recognises ``poll_batch``/``put_batch`` on
+any :class:`~omconnect.connector.SourceTask`/:class:`~omconnect.connector.SinkTask` that
+defines them beside ``poll``/``put``. Needs pyarrow (the ``columnar`` extra).
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from omconnect.connector.task import SinkTask, SourceTask
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from omconnect.columnar.source_batch import SourceBatch
+    from omconnect.records import SinkRecord, SourceRecord
+
+__all__ = ["BatchSinkTask", "BatchSourceTask", "batches_of", "polls_batches", "puts_batches"]
+
+
+def polls_batches(task: SourceTask) -> bool:
+    """Whether ``task`` returns Arrow batches (defines ``poll_batch``)."""
+    return callable(getattr(type(task), "poll_batch", None))
+
+
+def puts_batches(task: SinkTask) -> bool:
+    """Whether ``task`` takes Arrow batches (defines ``put_batch``)."""
+    return callable(getattr(type(task), "put_batch", None))
+
+
+def batches_of(polled: Any) -> list[SourceBatch]:
+    """What ``poll_batch`` returned, as a list of batches (``None`` → ``[]``).
+
+    Raises:
+        IllegalStateError: It returned something else than ``SourceBatch`` objects.
+
+    """
+    from omconnect.columnar.source_batch import SourceBatch
+    from omconnect.errors import IllegalStateError
+
+    if polled is None:
+        return []
+    batches = [polled] if isinstance(polled, SourceBatch) else list(polled)
+    for batch in batches:
+        if not isinstance(batch, SourceBatch):
+            raise IllegalStateError(
+                f"poll_batch() returned a {type(batch).__name__}; it must return a "
+                "SourceBatch, a list of them, or None")
+    return batches
+
+
+class BatchSourceTask(SourceTask):
+    """A source task that reads Arrow batches; :meth:`poll` is derived from
+    :meth:`poll_batch`.
+    """
+
+    @abc.abstractmethod
+    def poll_batch(self) -> SourceBatch | Sequence[SourceBatch] | None:
+        """New rows as one :class:`~omconnect.columnar.SourceBatch` (or several, e.g. one
+        per source partition), or ``None`` when there is nothing yet.
+
+        The rules of :meth:`~omconnect.connector.SourceTask.poll` hold: return within
+        about a second, raise :class:`~omconnect.errors.RetriableError` for a transient
+        failure. Each batch's ``source_offset`` is committed once all its rows (and
+        everything before them from its source partition) are acknowledged.
+        """
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        """:meth:`poll_batch`'s rows as records, in order (for the per-record path)."""
+        from omconnect.columnar.records import source_batch_to_records
+
+        records: list[SourceRecord] = []
+        for batch in batches_of(self.poll_batch()):
+            records += source_batch_to_records(batch)
+        return records or None
+
+
+class BatchSinkTask(SinkTask):
+    """A sink task that writes Arrow batches; :meth:`put` is derived from
+    :meth:`put_batch`.
+    """
+
+    @abc.abstractmethod
+    def put_batch(self, batch: pa.RecordBatch) -> None:
+        """Write (or buffer) the rows of ``batch``: the columns ``topic``, ``partition``,
+        ``offset``, ``timestamp``, ``key``, ``value`` and ``headers`` (see
+        :mod:`omconnect.columnar.columns`). ``key`` and ``value`` are as the converters
+        give them: ``binary`` with ``bytearray``, ``string`` with ``string``, Arrow's
+        reading of the decoded values otherwise (e.g. ``struct`` for JSON objects).
+        Headers come in wire form. The rules of :meth:`~omconnect.connector.SinkTask.put`
+        hold: raise :class:`~omconnect.errors.RetriableError` to be given the same batch
+        again.
+        """
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        """``records`` as one batch to :meth:`put_batch` (for the per-record path)."""
+        from omconnect.columnar.records import sink_records_to_batch
+
+        if records:
+            self.put_batch(sink_records_to_batch(records))
