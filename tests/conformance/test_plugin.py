@@ -24,6 +24,8 @@ def test_memory_transport_passes_the_suite(pytester: pytest.Pytester) -> None:
     seen = outcomes(data)
     assert seen["test_round_trip"] == "pass"
     assert seen["test_member_killed_hands_over"] == "skip"
+    assert seen["test_send_batch_round_trip"] == "pass"
+    assert seen["test_batches_and_messages_mix"] == "pass"
     assert "omconnect conformance: transport memory" in result.stdout.str()
 
 
@@ -84,6 +86,10 @@ def test_embedded_transport_passes_the_suite(pytester: pytest.Pytester) -> None:
     assert seen["test_survives_process_restart"] == "pass"
     assert seen["test_member_killed_hands_over"] == "pass"
     assert seen["test_concurrent_writers_from_two_processes"] == "pass"
+    # The columnar calls, native on this transport.
+    for case in ("test_send_batch_round_trip", "test_poll_batch_keeps_partition_order_and_commits",
+                 "test_batches_and_messages_mix", "test_send_batch_over_maximum_is_rejected"):
+        assert seen[case] == "pass", case
 
 
 def test_suite_subscribes_before_sending_where_new_groups_miss_old_messages(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message
@@ -110,6 +111,15 @@ class EmbeddedConsumer(LogConsumer):
             self._polling = False
             self._polled_at = time.monotonic()
 
+    def poll_batch(self, max_records: int, timeout: float) -> Any:
+        """:meth:`poll` as one Arrow batch, built over the stored chunks' bytes."""
+        self._polling = True
+        try:
+            return super().poll_batch(max_records, timeout)
+        finally:
+            self._polling = False
+            self._polled_at = time.monotonic()
+
     def _alive(self) -> bool:
         """Whether this consumer counts as alive for its group (see :class:`Heartbeat`)."""
         return self._polling or time.monotonic() - self._polled_at <= self._max_poll_interval
@@ -152,6 +162,42 @@ class EmbeddedConsumer(LogConsumer):
             finally:
                 cursor.close()
         return messages
+
+    def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
+        from omconnect.transports.embedded.columns import decode_chunk_columns
+
+        pid = self._partition_id(partition)
+        if pid is None:
+            return None
+        start, end = partition_range(pid)
+        if offset >= end - start:
+            return None
+        topic = partition.topic
+        number = partition.partition
+        parts: list[Any] = []
+        got = 0
+        with sqlite_errors("reading the log", topic=topic, partition=number, offset=offset):
+            cursor = self._conn.execute(_SELECT, (start + offset, end))
+            try:
+                for rowid, count, data in cursor:
+                    base = rowid - start - count + 1
+                    part = decode_chunk_columns(data, topic=topic, partition=number,
+                                                base_offset=base, first=max(0, offset - base),
+                                                limit=limit - got)
+                    if part.num_rows:
+                        parts.append(part)
+                        got += part.num_rows
+                    if got >= limit:
+                        break
+            finally:
+                cursor.close()
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return parts[0]
+        import pyarrow as pa
+
+        return pa.concat_batches(parts)
 
     def _range(self, partition: TopicPartition) -> tuple[int, int] | None:
         pid = self._partition_id(partition)

@@ -23,7 +23,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import Future
 from itertools import groupby, repeat
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from omconnect.errors import (
     SendError,
@@ -53,12 +53,16 @@ Row: TypeAlias = tuple[int, int, bytes]
 
 
 class _Pending:
-    __slots__ = ("future", "messages", "stamp")
+    __slots__ = ("columns", "count", "future", "messages", "stamp", "topic")
 
-    def __init__(self, messages: Sequence[Message], stamp: int) -> None:
+    def __init__(self, messages: Sequence[Message], stamp: int, *, topic: str = "",
+                 columns: Any = None) -> None:
         self.messages = messages
         self.stamp = stamp
-        self.future: Future[list[RecordMetadata]] = Future()
+        self.topic = topic
+        self.columns = columns  # a pyarrow RecordBatch (send_batch), else None
+        self.count = len(messages) if columns is None else columns.num_rows
+        self.future: Future[Any] = Future()
 
 
 class LogWriter:
@@ -106,14 +110,24 @@ class LogWriter:
             TransportError: The writer is closed.
 
         """
-        pending = _Pending(messages, time.time_ns() // 1_000_000)
+        return self._queue_pending(_Pending(messages, time.time_ns() // 1_000_000))
+
+    def submit_columns(self, topic: str, columns: Any) -> Future[Any]:
+        """Queue an Arrow batch for ``topic``; its future's result is a
+        :class:`~omconnect.columnar.BatchMetadata` (raises as :meth:`submit`).
+        """
+        return self._queue_pending(_Pending((), time.time_ns() // 1_000_000, topic=topic,
+                                            columns=columns))
+
+    def _queue_pending(self, pending: _Pending) -> Future[Any]:
+        count = pending.count
         with self._cond:
             # A send from an acknowledgement callback runs on the writer thread itself,
             # which must never wait for its own progress.
             if (self._pending_records and threading.current_thread() is not self._thread
-                    and self._pending_records + len(messages) > self._max_pending):
+                    and self._pending_records + count > self._max_pending):
                 waited = self._cond.wait_for(
-                    lambda: self._closing or self._pending_records + len(messages)
+                    lambda: self._closing or self._pending_records + count
                     <= self._max_pending or not self._pending_records,
                     timeout=self._db.busy_timeout_ms / 1000)
                 if not waited:
@@ -123,7 +137,7 @@ class LogWriter:
             if self._closing:
                 raise TransportError("embedded transport: the transport is closed")
             self._queue.append(pending)
-            self._pending_records += len(messages)
+            self._pending_records += count
             self._cond.notify_all()
         return pending.future
 
@@ -144,11 +158,11 @@ class LogWriter:
                 if not self._queue:
                     return
                 batches = [self._queue.popleft()]
-                records = len(batches[0].messages)
-                while self._queue and records + len(self._queue[0].messages) <= (
+                records = batches[0].count
+                while self._queue and records + self._queue[0].count <= (
                         MAX_RECORDS_PER_TRANSACTION):
                     batches.append(self._queue.popleft())
-                    records += len(batches[-1].messages)
+                    records += batches[-1].count
             try:
                 self._write(batches)
             finally:
@@ -157,7 +171,7 @@ class LogWriter:
                     self._cond.notify_all()
 
     def _write(self, batches: list[_Pending]) -> None:
-        outcomes: list[list[RecordMetadata] | SendError] = []
+        outcomes: list[Any] = []
         try:
             with sqlite_errors("appending to the log"), write_transaction(self._conn):
                 self._catalog.refresh(self._conn)
@@ -176,7 +190,7 @@ class LogWriter:
                 f"embedded transport: appending to the log failed: {exc!r}")
             for pending in batches:
                 send_error = SendError(f"batch not stored: {error}",
-                                       [error] * len(pending.messages))
+                                       [error] * pending.count)
                 send_error.__cause__ = error
                 pending.future.set_exception(send_error)
             return
@@ -189,8 +203,13 @@ class LogWriter:
 
     def _stage(
         self, pending: _Pending, next_offsets: dict[int, int], rows: list[Row]
-    ) -> list[RecordMetadata] | SendError:
+    ) -> Any:
         """Add ``pending``'s chunks to ``rows``; its acknowledgements, or why it failed."""
+        if pending.columns is not None:
+            from omconnect.transports.embedded.column_staging import stage_columns
+
+            return stage_columns(self, pending.topic, pending.columns, pending.stamp,
+                                 next_offsets, rows)
         messages = pending.messages
         try:
             partitions = self._partitioner.place(messages, self._partition_count)
@@ -260,6 +279,23 @@ class LogWriter:
                 rows.append(((pid << OFFSET_BITS) | last, count, data))
         return metadata
 
+    def partition_ids(self, topic: str) -> list[int]:
+        """The partition ids of ``topic`` (created with the default partitions if new);
+        for the writer thread, inside its transaction.
+        """
+        self._partition_count(topic)
+        return list(self._catalog.partition_ids[topic])
+
+    def next_offset(self, pid: int, next_offsets: dict[int, int]) -> int:
+        """The offset the next record of partition id ``pid`` gets in this transaction."""
+        offset = next_offsets.get(pid)
+        return self._next_offset(pid) if offset is None else offset
+
+    @property
+    def partitioner(self) -> Partitioner:
+        """How partitions are chosen."""
+        return self._partitioner
+
     def _partition_count(self, topic: str) -> int:
         ids = self._catalog.partition_ids.get(topic)
         if ids is None:
@@ -312,6 +348,34 @@ class EmbeddedProducer(Producer):
             self._inflight += 1
         try:
             future = self._writer.submit(batch)
+        except BaseException:
+            self._done(None)
+            raise
+        future.add_done_callback(self._done)
+        return future
+
+    def send_batch(self, topic: str, batch: Any) -> Future[Any]:
+        """Queue an Arrow batch; its columns go into the log's chunks as they are (see
+        :mod:`~omconnect.transports.embedded.columns`). The future's result is a
+        :class:`~omconnect.columnar.BatchMetadata`.
+
+        Raises:
+            MessageTooLargeError: A row is over ``embedded.max.message.bytes`` (nothing of
+                the batch is queued).
+            TransportError: The producer or its transport is closed.
+
+        """
+        from omconnect.transports.embedded.column_staging import check_row_sizes
+
+        if self._closed:
+            raise TransportError("embedded transport: the producer is closed")
+        check_row_sizes(topic, batch, self._limit)
+        if batch.num_rows == 0:
+            return super().send_batch(topic, batch)
+        with self._cond:
+            self._inflight += 1
+        try:
+            future = self._writer.submit_columns(topic, batch)
         except BaseException:
             self._done(None)
             raise
