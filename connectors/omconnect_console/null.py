@@ -1,11 +1,12 @@
 """The null sink: counts records and discards them.
 
 The cheapest possible sink, to measure everything else in a pipeline (consume, convert,
-transform, commit). ``put`` only adds the batch size to a counter; ``flush`` has nothing to
-make durable, so every put record's offset is committed at the next commit. The counts of
-every task in the process are kept in :data:`COUNTS` (task config's connector name →
-records), for benchmarks and tests that run the worker in-process; the runtime's own
-metrics (``put``) say the same from outside.
+transform, commit); it takes Arrow batches too (``put_batch``), so a pipeline on the
+columnar path reaches it with no per-record object. ``put`` only adds the batch size to a
+counter; ``flush`` has nothing to make durable, so every put record's offset is committed
+at the next commit. The counts of every task in the process are kept in :data:`COUNTS`
+(task config's connector name → records), for benchmarks and tests that run the worker
+in-process; the runtime's own metrics (``put``) say the same from outside.
 """
 
 from __future__ import annotations
@@ -86,6 +87,10 @@ class NullSinkTask(SinkTask):
         self.count += n
         with _counts_lock:
             COUNTS[self._name] += n
+
+    def put_batch(self, batch: Any) -> None:
+        """Count the rows of an Arrow batch (the columnar path) and forget them."""
+        self.put(range(batch.num_rows))  # type: ignore[arg-type]
 
     def stop(self) -> None:
         """Nothing to close."""

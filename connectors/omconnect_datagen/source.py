@@ -115,7 +115,15 @@ class DatagenConnector(SourceConnector):
         self._config = _parse(config)
 
     def task_class(self) -> type[SourceTask]:
-        """:class:`DatagenTask`."""
+        """:class:`DatagenTask`; for ``quickstart=payload`` with pyarrow installed, its
+        columnar form :class:`~omconnect_datagen.payload_batches.PayloadBatchTask`.
+        """
+        if str(self._config.get(QUICKSTART) or "").lower() == "payload":
+            try:
+                from omconnect_datagen.payload_batches import PayloadBatchTask
+            except ImportError:  # no pyarrow: the per-record task makes the same records
+                return DatagenTask
+            return PayloadBatchTask
         return DatagenTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, Any]]:

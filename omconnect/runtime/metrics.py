@@ -47,6 +47,11 @@ class TaskMetricsSnapshot:
         offset_commits: Successful offset commits.
         offset_commit_failures: Failed offset commits.
         last_offset_commit_at: When offsets were last committed (epoch seconds) or ``None``.
+        columnar: Records moved as Arrow batches, with no per-record object (source: poll
+            to send; sink: poll to ``put_batch``).
+        columnar_fallback: Records of Arrow batches that went the per-record way instead
+            (a transform or converter without a column form, a failed send, a row that
+            could not be converted).
 
     """
 
@@ -72,6 +77,8 @@ class TaskMetricsSnapshot:
     offset_commits: int = 0
     offset_commit_failures: int = 0
     last_offset_commit_at: float | None = None
+    columnar: int = 0
+    columnar_fallback: int = 0
 
     @property
     def batch_size_avg(self) -> float:
@@ -100,6 +107,8 @@ class TaskMetrics:
         "assigned_partitions",
         "batch_size_max",
         "batches",
+        "columnar",
+        "columnar_fallback",
         "committed",
         "connector",
         "dead_lettered",
@@ -141,6 +150,8 @@ class TaskMetrics:
         self.offset_commits = 0
         self.offset_commit_failures = 0
         self.last_offset_commit_at: float | None = None
+        self.columnar = 0
+        self.columnar_fallback = 0
 
     def record_batch(self, size: int) -> None:
         """Count one batch of ``size`` records read (polled or consumed)."""
@@ -180,4 +191,6 @@ class TaskMetrics:
             offset_commits=self.offset_commits,
             offset_commit_failures=self.offset_commit_failures,
             last_offset_commit_at=self.last_offset_commit_at,
+            columnar=self.columnar,
+            columnar_fallback=self.columnar_fallback,
         )

@@ -176,6 +176,7 @@ class SourceRecordSerializer:
     """
 
     def __init__(self, converters: Converters) -> None:
+        self.converters = converters
         self._key = converters.key
         self._value = converters.value
         self._header = converters.header
@@ -282,6 +283,7 @@ class MessageDeserializer:
     """
 
     def __init__(self, converters: Converters) -> None:
+        self.converters = converters
         self._key = converters.key
         self._value = converters.value
         self._header = converters.header

@@ -16,6 +16,13 @@ connection) is retried with backoff, the consumer keeping its positions, for
 ``delivery.timeout.ms`` (see :mod:`omconnect.runtime.transport_retry`); then the task
 fails naming the cause.
 
+A task that takes Arrow batches (``put_batch``, see
+:mod:`omconnect.connector.batch_tasks`) is fed from ``Consumer.poll_batch`` when
+:class:`~omconnect.runtime.columnar_stages.SinkColumns` can read keys and values as
+columns (no transform, converters with a column form): one batch from poll to put, no
+object per record. A batch it cannot read goes the per-record way (each failing record
+tolerated or reported as above) and reaches ``put_batch`` rebuilt from the records.
+
 The sink subscribes only to topics that exist (:mod:`omconnect.runtime.sink_topics`):
 sinks never create topics, they wait for them.
 """
@@ -30,6 +37,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from operator import attrgetter
 from typing import Any
 
+from omconnect.connector.batch_tasks import puts_batches
 from omconnect.connector.context import ErrantRecordReporter, SinkTaskContext
 from omconnect.connector.task import SinkTask
 from omconnect.errors import (
@@ -172,6 +180,8 @@ class SinkTaskRunner(TaskRunner):
         self._flush_timeout_s = worker["offset.flush.timeout.ms"] / 1000.0
         self._regex_refresh_s = worker["topics.regex.refresh.interval.ms"] / 1000.0
         self._max_records = setup.settings.max_poll_records
+        self._puts_batches = puts_batches(task)
+        self._columns: Any = None  # a SinkColumns when the columnar path is on
 
     # -- setup ------------------------------------------------------------------------
 
@@ -191,6 +201,11 @@ class SinkTaskRunner(TaskRunner):
             settings.errors, connector=self.id.connector, task=self.id.task,
             metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
         self._transforms = TransformRunner.from_config(settings.values, self._errors)
+        if self._puts_batches:
+            from omconnect.runtime.columnar_stages import SinkColumns
+
+            columns = SinkColumns(converters, transforms=not self._transforms.empty)
+            self._columns = columns if columns.enabled else None
         self._reporter = _Reporter(self)
         where = str(self.id)
         self._poll_retry = TransportRetry("poll", settings.errors, where=where,
@@ -296,13 +311,21 @@ class SinkTaskRunner(TaskRunner):
                 reading = False
                 continue
             try:
-                messages = consumer.poll(self._max_records, wait)
+                if self._columns is not None:
+                    polled = consumer.poll_batch(self._max_records, wait)
+                else:
+                    messages = consumer.poll(self._max_records, wait)
             except RetriableError as exc:
                 self.stopping.wait(self._poll_retry.failed(exc))
                 reading = False
                 continue
             if self._poll_retry.failing:
                 self._poll_retry.succeeded()
+            if self._columns is not None:
+                reading = polled.num_rows > 0
+                if reading and not self.stopping.is_set():
+                    self._process_columns(polled)
+                continue
             reading = bool(messages)
             if reading and not self.stopping.is_set():
                 self._process(messages)
@@ -338,6 +361,33 @@ class SinkTaskRunner(TaskRunner):
             records = converted if isinstance(converted, list) else list(converted)
         self._deliver(records, {k: v + 1 for k, v in offsets.items()})
 
+    def _process_columns(self, polled: Any) -> None:
+        """Deliver a polled Arrow batch as columns, or per record when it cannot be read
+        as columns.
+        """
+        from omconnect.columnar.messages import batch_to_messages
+        from omconnect.runtime.columnar_stages import last_offsets
+
+        rows = polled.num_rows
+        batch = self._columns.decode(polled)
+        if batch is None:
+            self.metrics.columnar_fallback += rows
+            self._process(batch_to_messages(None, polled))
+            return
+        self.metrics.record_batch(rows)
+        self.metrics.columnar += rows
+        self._messages = ()
+        self._deliver(batch, {k: v + 1 for k, v in last_offsets(polled).items()})
+
+    def _put(self, records: Any) -> None:
+        """Hand a batch to the task: an Arrow batch to ``put_batch``, records to ``put``
+        (which a :class:`~omconnect.connector.BatchSinkTask` derives from ``put_batch``).
+        """
+        if isinstance(records, list):
+            self.sink_task.put(records)
+        else:
+            self.sink_task.put_batch(records)  # type: ignore[attr-defined]
+
     def _keep(self, items: Sequence[SinkRecord | Tolerated], messages: Sequence[Message]
               ) -> tuple[list[SinkRecord], list[Message]]:
         records: list[SinkRecord] = []
@@ -354,7 +404,7 @@ class SinkTaskRunner(TaskRunner):
     def _deliver(self, records: list[SinkRecord], offsets: dict[tuple[str, int], int]) -> None:
         if records:
             try:
-                self.sink_task.put(records)
+                self._put(records)
             except RetriableError as exc:
                 self._hold(records, offsets, exc)
                 return

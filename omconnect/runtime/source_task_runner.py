@@ -10,6 +10,14 @@ own thread, and the bookkeeping needs no per-record lock.
 
 Back-pressure: when ``source.max.in.flight.records`` records are unacknowledged, the loop
 waits for acknowledgements instead of polling.
+
+A task that returns Arrow batches (``poll_batch``, see
+:mod:`omconnect.connector.batch_tasks`) takes the columnar path when
+:class:`~omconnect.runtime.columnar_stages.SourceColumns` can make the batch's wire
+columns: one ``send_batch`` per batch, one submission whose single run carries the batch's
+source offset, one acknowledgement; no object per record. Anything else about the batch
+(no column form, a send that raises or fails) hands it to the per-record path above,
+which converts, retries and routes exactly as for a per-record task.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from functools import partial
 from operator import attrgetter
 from typing import Any
 
+from omconnect.connector.batch_tasks import batches_of, polls_batches
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
 from omconnect.connector.task import SourceTask
 from omconnect.errors import (
@@ -58,6 +67,7 @@ _TOPIC = attrgetter("topic")
 _SENT = 0
 _DEAD_LETTERED = 1
 _WAKE = 2
+_SENT_COLUMNS = 3
 _IDLE_WAIT_S = 1.0
 
 
@@ -118,6 +128,9 @@ class SourceTaskRunner(TaskRunner):
         self._max_in_flight = worker["source.max.in.flight.records"]
         self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._outstanding = 0  # sends and dead-letter writes without a reply yet
+        # Columnar: the task returns Arrow batches and needs no per-record callback.
+        self._polls_batches = polls_batches(task) and not self._calls_commit_record
+        self._columns: Any = None  # a SourceColumns when _polls_batches
 
     # -- setup ------------------------------------------------------------------------
 
@@ -139,6 +152,11 @@ class SourceTaskRunner(TaskRunner):
             settings.errors, connector=self.id.connector, task=self.id.task,
             metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
         self._transforms = TransformRunner.from_config(settings.values, self._errors)
+        if self._polls_batches:
+            from omconnect.runtime.columnar_stages import SourceColumns
+
+            self._columns = SourceColumns(self._serializer.converters,
+                                          transforms=not self._transforms.empty)
         self._producer_class = class_name(self._producer)
         assert setup.offsets is not None
         reader = KvOffsetStorageReader(setup.offsets)
@@ -169,18 +187,27 @@ class SourceTaskRunner(TaskRunner):
                     wait = min(wait, max(0.0, self._resends[0][0] - time.monotonic()))
                 self._drain(wait)
                 continue
+            if self._polls_batches:
+                batches = batches_of(self._poll())
+                if self.stopping.is_set():
+                    break
+                for batch in batches:
+                    self._process_batch(batch)
+                continue
             records = self._poll()
             if self.stopping.is_set():
                 break  # not sent: the offsets stay uncommitted, the records come again
             if records:
                 self._process(records)
 
-    def _poll(self) -> Sequence[SourceRecord] | None:
+    def _poll(self) -> Any:
         started = time.monotonic()
         attempt = 0
+        task: Any = self.source_task
+        call = task.poll_batch if self._polls_batches else task.poll
         while True:
             try:
-                return self.source_task.poll()
+                return call()
             except RetriableError as exc:
                 if self.stopping.is_set():
                     return None
@@ -221,6 +248,78 @@ class SourceTaskRunner(TaskRunner):
             if self._abandoned:
                 return
             self._submit(polled, messages, origins, skipped)
+
+    def _process_batch(self, batch: Any) -> None:
+        """Send a :class:`~omconnect.columnar.SourceBatch` as columns, or hand its rows to
+        the per-record path.
+        """
+        from omconnect.columnar.records import source_batch_to_records
+
+        rows = batch.num_rows
+        columns = self._columns.encode(batch) if rows else None
+        if rows and columns is None:
+            self.metrics.columnar_fallback += rows
+            self._process(source_batch_to_records(batch))
+            return
+        self.metrics.record_batch(rows)
+        with self._lock:
+            if self._abandoned:
+                return
+            try:
+                submission = self._submitted.submit_batch(rows, batch.source_partition,
+                                                          batch.source_offset)
+            except TypeError as exc:
+                raise ConnectError(
+                    f"a source batch's source_partition is not a dict of str to JSON "
+                    f"scalars ({exc}); fix {class_name(self.task)}.poll_batch()",
+                    connector=self.id.connector, task=self.id.task) from exc
+            if not rows:  # an offset that moved with nothing to send (e.g. skipped input)
+                self._submitted.completed(submission)
+                return
+            submission.waiting = 1
+            self._send_columns(submission, batch, columns)
+            self.metrics.in_flight = self._submitted.in_flight
+
+    def _send_columns(self, submission: Submission, batch: Any, columns: Any) -> None:
+        assert self._producer is not None
+        topic = batch.topic
+        self.setup.topics.ensure({topic}, self.setup.settings.topic_partitions)
+        try:
+            future = self._producer.send_batch(topic, columns)
+        except Exception as exc:  # too large, retriable, closed: the per-record send decides
+            _log.debug("task %s: send_batch raised (%s); sending the batch per record",
+                       self.id, exc)
+            self._send(self._per_record(submission, batch, columns))
+            return
+        rows = columns.num_rows
+        self.metrics.sent += rows
+        self.metrics.columnar += rows
+        if self.setup.active_topics is not None:
+            self.setup.active_topics.saw((topic,))
+        self._outstanding += 1
+        future.add_done_callback(
+            lambda f: self._inbox.put((_SENT_COLUMNS, submission, batch, columns, f)))
+
+    def _per_record(self, submission: Submission, batch: Any, columns: Any) -> _Send:
+        """The per-record send of a columnar batch's rows (same submission)."""
+        from omconnect.columnar.messages import batch_to_messages
+        from omconnect.columnar.records import source_batch_to_records
+
+        self.metrics.columnar_fallback += columns.num_rows
+        return _Send(submission, batch_to_messages(batch.topic, columns),
+                     source_batch_to_records(batch))
+
+    def _sent_columns(self, submission: Submission, batch: Any, columns: Any,
+                      future: Future[Any], handle_failures: bool) -> None:
+        if future.exception() is None:
+            self.metrics.acknowledged += columns.num_rows
+            self._done_waiting(submission)
+            return
+        self.metrics.columnar -= columns.num_rows
+        self.metrics.sent -= columns.num_rows  # counted again below, per message
+        send = self._per_record(submission, batch, columns)
+        self.metrics.sent += len(send.messages)
+        self._sent(send, future, handle_failures)
 
     def _errant(self, records: Sequence[SourceRecord]
                 ) -> tuple[list[SourceRecord], list[tuple[SourceRecord, Tolerated | None]]]:
@@ -359,6 +458,9 @@ class SourceTaskRunner(TaskRunner):
                 elif kind == _DEAD_LETTERED:
                     self._outstanding -= 1
                     self._dead_lettered(note[1], note[2], note[3], handle_failures)
+                elif kind == _SENT_COLUMNS:
+                    self._outstanding -= 1
+                    self._sent_columns(note[1], note[2], note[3], note[4], handle_failures)
                 try:
                     note = inbox.get_nowait()
                 except queue.Empty:
@@ -594,6 +696,8 @@ class SourceTaskRunner(TaskRunner):
                     self._sent(note[1], note[2], False)
                 elif note[0] == _DEAD_LETTERED:
                     self._dead_lettered(note[1], note[2], note[3], False)
+                elif note[0] == _SENT_COLUMNS:
+                    self._sent_columns(note[1], note[2], note[3], note[4], False)
             self._write_offsets()
         finally:
             self._lock.release()

@@ -119,6 +119,27 @@ class SubmittedRecords:
         self.in_flight += n
         return submission
 
+    def submit_batch(self, count: int, partition: Mapping[str, JsonScalar],
+                     offset: Mapping[str, Any]) -> Submission:
+        """Track a columnar batch of ``count`` rows from one source partition, reaching
+        ``offset``: one run (see :meth:`submit`); set ``waiting`` on the result.
+
+        Raises:
+            TypeError: ``partition`` is not a dict of str to JSON scalars.
+
+        """
+        submission = Submission(count)
+        key = tuple(sorted(partition.items()))
+        hash(key)
+        run = _Run(submission, partition, offset, count)
+        queue = self._runs.get(key)
+        if queue is None:
+            self._runs[key] = deque((run,))
+        else:
+            queue.append(run)
+        self.in_flight += count
+        return submission
+
     def completed(self, submission: Submission) -> None:
         """Note that ``submission`` is complete (for the in-flight count)."""
         self.in_flight -= submission.count

@@ -1,0 +1,155 @@
+"""The runtime's columnar stages: a source batch to the columns a producer sends, and a
+polled batch to the columns ``put_batch`` receives, when the converters allow it.
+
+Each stage answers ``None`` when the batch cannot stay columnar (a transform is
+configured, a converter has no column form for the column's type, an item fails to
+convert); the runner then takes the per-record path for that batch, which converts,
+transforms, tolerates and routes record by record exactly as for a per-record task, and
+counts the batch's rows in the ``columnar_fallback`` metric.
+"""
+
+from __future__ import annotations
+
+from omconnect.plugins import require
+
+require("pyarrow", plugin="the columnar path", extra="columnar")
+require("numpy", plugin="the columnar path", extra="columnar")
+
+import logging  # noqa: E402
+
+import pyarrow as pa  # noqa: E402
+import pyarrow.compute as pc  # noqa: E402
+
+from omconnect.columnar.columns import (  # noqa: E402
+    HEADERS,
+    KEY,
+    OFFSET,
+    PARTITION,
+    TIMESTAMP,
+    TOPIC,
+    VALUE,
+    WIRE_HEADERS_TYPE,
+)
+from omconnect.columnar.records import millis  # noqa: E402
+from omconnect.columnar.source_batch import SourceBatch  # noqa: E402
+from omconnect.converters.base import Converter  # noqa: E402
+from omconnect.runtime.record_conversion import Converters  # noqa: E402
+
+__all__ = ["SinkColumns", "SourceColumns", "last_offsets"]
+
+_log = logging.getLogger(__name__)
+
+_NO_COLUMNS = Converter.deserialize_column
+
+
+class SourceColumns:
+    """Makes the wire columns of a :class:`~omconnect.columnar.SourceBatch`.
+
+    Args:
+        converters: The task's converters.
+        transforms: Whether transforms are configured (then nothing stays columnar).
+
+    """
+
+    def __init__(self, converters: Converters, *, transforms: bool) -> None:
+        self._converters = converters
+        self.enabled = not transforms
+
+    def encode(self, batch: SourceBatch) -> pa.RecordBatch | None:
+        """The columns to send for ``batch``, or ``None`` for the per-record path."""
+        if not self.enabled:
+            return None
+        records = batch.records
+        names = records.schema.names
+        topic = batch.topic
+        try:
+            value = self._converters.value.serialize_column(topic, records.column(VALUE))
+            if value is None:
+                return None
+            arrays = [value]
+            fields = [VALUE]
+            if KEY in names:
+                key = self._converters.key.serialize_column(topic, records.column(KEY))
+                if key is None:
+                    return None
+                arrays.append(key)
+                fields.append(KEY)
+            if HEADERS in names:
+                headers = records.column(HEADERS)
+                if headers.null_count != len(headers):
+                    if headers.type != WIRE_HEADERS_TYPE:
+                        return None
+                    arrays.append(headers)
+                    fields.append(HEADERS)
+            if TIMESTAMP in names:
+                arrays.append(millis(records.column(TIMESTAMP)))
+                fields.append(TIMESTAMP)
+            if PARTITION in names:
+                arrays.append(records.column(PARTITION).cast(pa.int32()))
+                fields.append(PARTITION)
+        except Exception as exc:  # a DataError or an Arrow cast: per record finds the row
+            _log.debug("a batch for %r goes the per-record way: %s", topic, exc)
+            return None
+        return pa.RecordBatch.from_arrays(arrays, names=fields)
+
+
+class SinkColumns:
+    """Makes the batch ``put_batch`` receives from a polled batch.
+
+    Args:
+        converters: The task's converters.
+        transforms: Whether transforms are configured (then nothing stays columnar).
+
+    """
+
+    def __init__(self, converters: Converters, *, transforms: bool) -> None:
+        self._converters = converters
+        key = converters.key
+        value = converters.value
+        self.enabled = not transforms and \
+            type(key).deserialize_column is not _NO_COLUMNS and \
+            type(value).deserialize_column is not _NO_COLUMNS
+
+    def decode(self, polled: pa.RecordBatch) -> pa.RecordBatch | None:
+        """``polled`` with keys and values as the converters read them, or ``None`` for
+        the per-record path.
+        """
+        if not self.enabled:
+            return None
+        topic = polled.column(TOPIC)[0].as_py() if polled.num_rows else ""
+        try:
+            key = self._converters.key.deserialize_column(topic, polled.column(KEY))
+            value = self._converters.value.deserialize_column(topic, polled.column(VALUE))
+        except Exception as exc:  # per record: the failing rows are tolerated one by one
+            _log.debug("a polled batch goes the per-record way: %s", exc)
+            return None
+        if key is None or value is None:
+            return None
+        schema = polled.schema
+        return pa.RecordBatch.from_arrays(
+            [polled.column(TOPIC), polled.column(PARTITION), polled.column(OFFSET),
+             polled.column(TIMESTAMP), key, value, polled.column(HEADERS)],
+            schema=pa.schema([schema.field(TOPIC), schema.field(PARTITION),
+                              schema.field(OFFSET), schema.field(TIMESTAMP),
+                              pa.field(KEY, key.type), pa.field(VALUE, value.type),
+                              schema.field(HEADERS)]))
+
+
+def last_offsets(polled: pa.RecordBatch) -> dict[tuple[str, int], int]:
+    """The highest offset of each (topic, partition) in ``polled``."""
+    topics = polled.column(TOPIC)
+    partitions = polled.column(PARTITION)
+    offsets = polled.column(OFFSET)
+    first_topic = topics[0].as_py()
+    first_partition = partitions[0].as_py()
+    # The usual batch is one partition's run: decided at C speed.
+    if pc.all(pc.equal(partitions, first_partition)).as_py() and \
+            pc.all(pc.equal(topics, first_topic)).as_py():
+        return {(first_topic, first_partition): pc.max(offsets).as_py()}
+    table = pa.table({TOPIC: topics, PARTITION: partitions, OFFSET: offsets})
+    grouped = table.group_by([TOPIC, PARTITION]).aggregate([(OFFSET, "max")])
+    return {(t, p): o for t, p, o in zip(grouped.column(TOPIC).to_pylist(),
+                                           grouped.column(PARTITION).to_pylist(),
+                                           grouped.column(f"{OFFSET}_max").to_pylist(),
+                                           strict=True)}
+

@@ -1,0 +1,105 @@
+"""Connectors on the columnar path, for tests/runtime/test_columnar_path.py."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pyarrow as pa
+from runtime_connectors import STATE, _Connector
+
+from omconnect.columnar import SourceBatch
+from omconnect.config import ConfigDef, ConfigType
+from omconnect.connector import BatchSinkTask, BatchSourceTask, SinkConnector, SourceConnector
+from omconnect.connector.task import SinkTask, SourceTask
+from omconnect.data.schema import STRING_SCHEMA
+from omconnect.errors import RetriableError
+
+
+class ArrowTask(BatchSourceTask):
+    """Makes ``rows`` rows in batches of ``batch``: values ``v<n>`` as ``string`` (or
+    ``binary``) columns, keys ``k<n % 3>``; offset ``{"row": n}``.
+    """
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        self.topic = config["topic"]
+        self.rows = int(config["rows"])
+        self.batch = int(config["batch"])
+        self.kind = config["kind"]
+        self.partition = {"arrow": config["name"]}
+        stored = self.context.offset_storage_reader.offset(self.partition) or {}
+        self.next = int(stored.get("row", 0))
+        STATE[config["name"]]["resumed_at"].append(self.next)
+        self.stopping = threading.Event()
+
+    def poll_batch(self) -> SourceBatch | None:
+        if self.next >= self.rows:
+            self.stopping.wait(0.05)
+            return None
+        end = min(self.rows, self.next + self.batch)
+        values = [f"v{n}" for n in range(self.next, end)]
+        keys = [f"k{n % 3}" for n in range(self.next, end)]
+        if self.kind == "binary":
+            columns = [pa.array([k.encode() for k in keys]), pa.array([v.encode() for v in values])]
+        elif self.kind == "struct":
+            columns = [pa.array(keys), pa.array([{"n": n} for n in range(self.next, end)])]
+        else:
+            columns = [pa.array(keys), pa.array(values)]
+        self.next = end
+        return SourceBatch(topic=self.topic, records=pa.RecordBatch.from_arrays(
+            columns, names=["key", "value"]), source_partition=self.partition,
+            source_offset={"row": end}, key_schema=STRING_SCHEMA)
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+
+class ArrowSource(_Connector, SourceConnector):
+    CONFIG = (ConfigDef()
+              .define("topic", ConfigType.STRING, "arrow-out", documentation="Topic.")
+              .define("rows", ConfigType.INT, 100, documentation="Rows in all.")
+              .define("batch", ConfigType.INT, 10, documentation="Rows per batch.")
+              .define("kind", ConfigType.STRING, "string", documentation="Value type."))
+
+    def task_class(self) -> type[SourceTask]:
+        return ArrowTask
+
+
+class BatchListTask(BatchSinkTask):
+    """Keeps every batch it is given (``retriable.failures`` first puts fail)."""
+
+    def version(self) -> str:
+        return "1.0"
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        self.name = config["name"]
+        self.failures = int(config.get("retriable.failures", 0))
+
+    def put_batch(self, batch: pa.RecordBatch) -> None:
+        if self.failures > 0:
+            self.failures -= 1
+            raise RetriableError("busy")
+        STATE[self.name]["batches"].append(batch)
+
+    def stop(self) -> None:
+        pass
+
+
+class BatchListSink(_Connector, SinkConnector):
+    CONFIG = ConfigDef().define("retriable.failures", ConfigType.INT, 0,
+                                documentation="Busy puts.")
+
+    def task_class(self) -> type[SinkTask]:
+        return BatchListTask
+
+
+def rows(name: str) -> list[dict[str, Any]]:
+    """Every row the batch sink was given."""
+    out: list[dict[str, Any]] = []
+    for batch in list(STATE[name]["batches"]):
+        out += batch.to_pylist()
+    return out

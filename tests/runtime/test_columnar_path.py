@@ -1,0 +1,173 @@
+"""The columnar path through the runtime: Arrow batches from poll to send and from poll to
+put, the per-record path where a batch cannot stay columnar, and offsets per batch.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+
+from columnar_connectors import rows  # noqa: E402
+from omconnect_console.null import COUNTS  # noqa: E402
+from omconnect_datagen.quickstarts import BLOCK, block_rng, payload_bytes  # noqa: E402
+from runtime_connectors import STATE  # noqa: E402
+from runtime_support import eventually, read_topic, source_config  # noqa: E402
+from test_error_handling import _produce  # noqa: E402
+
+from omconnect.runtime import StandaloneHerder  # noqa: E402
+
+BYTES = {"key.converter": "bytearray", "value.converter": "bytearray"}
+STRINGS = {"key.converter": "string", "value.converter": "string"}
+
+
+def _arrow_source(name: str = "arrow", **extra: Any) -> dict[str, Any]:
+    config = {"name": name, "connector.class": "columnar_connectors:ArrowSource",
+              "topic": f"{name}-out"}
+    config.update({k.replace("_", "."): v for k, v in extra.items()})
+    return config
+
+
+def _batch_sink(name: str = "batches", topics: str = "arrow-out", **extra: Any) -> dict[str, Any]:
+    config = {"name": name, "connector.class": "columnar_connectors:BatchListSink",
+              "topics": topics}
+    config.update({k.replace("_", "."): v for k, v in extra.items()})
+    return config
+
+
+def _metrics(herder: StandaloneHerder, name: str) -> Any:
+    return next(m for m in herder.metrics() if m.connector == name)
+
+
+def _payload(seed: int, count: int, size: int) -> list[bytes]:
+    """What datagen's payload quickstart makes, by its own generator."""
+    out: list[bytes] = []
+    block = 0
+    while len(out) < count:
+        data = payload_bytes(block_rng(seed, block), BLOCK, size)
+        out += [data[i:i + size] for i in range(0, BLOCK * size, size)]
+        block += 1
+    return out[:count]
+
+
+@pytest.mark.parametrize("transport", ["memory", "embedded"])
+def test_datagen_to_null_moves_every_record_as_batches(worker_config, tmp_path, transport):
+    config = dict(worker_config, transport=transport, **BYTES,
+                  **{"embedded.path": str(tmp_path / "log.db")})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector({"name": "gen", "connector.class": "datagen", "topic": "t",
+                                 "quickstart": "payload", "max.messages": 20_000,
+                                 "batch.size": 3000})
+        herder.create_connector({"name": "null-sink", "connector.class": "null",
+                                 "topics": "t"})
+        eventually(lambda: COUNTS["null-sink"] >= 20_000, timeout=60)
+        eventually(lambda: herder.offsets("gen").offsets
+                   and herder.offsets("gen").offsets[0]["offset"] == {"sequence": 20_000})
+        source, sink = _metrics(herder, "gen"), _metrics(herder, "null-sink")
+        assert (source.columnar, source.columnar_fallback) == (20_000, 0)
+        assert (sink.columnar, sink.columnar_fallback) == (20_000, 0)
+        eventually(lambda: _metrics(herder, "null-sink").committed == 20_000)
+    assert COUNTS["null-sink"] == 20_000
+    COUNTS.pop("null-sink")
+
+
+def test_a_columnar_source_makes_the_same_records_as_the_per_record_one(worker_config):
+    with StandaloneHerder(dict(worker_config, **BYTES)) as herder:
+        herder.create_connector({"name": "gen", "connector.class": "datagen", "topic": "t",
+                                 "quickstart": "payload", "max.messages": 2500,
+                                 "batch.size": 700, "seed": 7, "payload.size": 33})
+        eventually(lambda: len(read_topic(worker_config, "t")) == 2500)
+    assert [m.value for m in read_topic(worker_config, "t")] == _payload(7, 2500, 33)
+
+
+def test_a_restarted_columnar_source_resumes_after_its_last_committed_batch(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=40, batch=7))
+        eventually(lambda: len(read_topic(worker_config, "arrow-out")) == 40)
+        eventually(lambda: herder.offsets("arrow").offsets[0]["offset"] == {"row": 40})
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:  # the config is kept
+        herder.put_connector_config("arrow", _arrow_source(rows=70, batch=7))
+        eventually(lambda: len(read_topic(worker_config, "arrow-out")) == 70)
+        assert STATE["arrow"]["resumed_at"][0] == 0
+        assert set(STATE["arrow"]["resumed_at"][1:]) == {40}, "resumed after the last batch"
+    values = [m.value for m in read_topic(worker_config, "arrow-out")]
+    assert sorted(values) == sorted(f"v{n}".encode() for n in range(70)), "no loss, no dup"
+
+
+def test_a_per_record_sink_reads_what_a_columnar_source_sent(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=50, batch=20))
+        herder.create_connector({"name": "listing", "connector.class":
+                                 "runtime_connectors:ListSink", "topics": "arrow-out"})
+        eventually(lambda: len(STATE["listing"]["records"]) == 50)
+        assert _metrics(herder, "arrow").columnar == 50
+    got = sorted((key, value) for _, _, _, key, value in STATE["listing"]["records"])
+    assert got == sorted((f"k{n % 3}", f"v{n}") for n in range(50))
+
+
+def test_a_columnar_sink_gets_typed_columns_from_a_per_record_source(worker_config):
+    with StandaloneHerder(worker_config) as herder:  # json converters: records both ways
+        herder.create_connector(source_config(records=30, batch=10))
+        herder.create_connector(_batch_sink(topics="counting-out"))
+        eventually(lambda: len(rows("batches")) == 30)
+        sink = _metrics(herder, "batches")
+        assert sink.columnar == 0, "json values are read per record"
+        assert sink.put == 30
+    got = rows("batches")
+    assert {row["topic"] for row in got} == {"counting-out"}
+    assert [row["offset"] for row in got] == list(range(30))
+
+
+def test_a_string_sink_gets_string_columns_with_no_record_objects(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=60, batch=25))
+        herder.create_connector(_batch_sink())
+        eventually(lambda: len(rows("batches")) == 60)
+        assert _metrics(herder, "batches").columnar == 60
+    batch = STATE["batches"]["batches"][0]
+    assert batch.schema.field("value").type == pa.string()
+    assert batch.schema.names == ["topic", "partition", "offset", "timestamp", "key", "value",
+                                  "headers"]
+    assert sorted(r["value"] for r in rows("batches")) == sorted(f"v{n}" for n in range(60))
+
+
+def test_rows_that_are_not_utf8_are_dead_lettered_and_the_rest_delivered(worker_config):
+    values = [f"ok{n}".encode() for n in range(10)]
+    values[4] = b"\xff\xfe bad"
+    _produce(worker_config, "in", values)
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_batch_sink(topics="in", errors_tolerance="all",
+                                            errors_deadletterqueue_topic_name="dlq"))
+        eventually(lambda: len(rows("batches")) == 9)
+        eventually(lambda: len(read_topic(worker_config, "dlq")) == 1)
+        eventually(lambda: herder.offsets("batches").offsets
+                   and herder.offsets("batches").offsets[0]["offset"]["kafka_offset"] == 10)
+        sink = _metrics(herder, "batches")
+        assert sink.columnar_fallback == 10, "the batch with the bad row went per record"
+    assert read_topic(worker_config, "dlq")[0].value == b"\xff\xfe bad"
+    assert sorted(r["value"] for r in rows("batches")) == sorted(
+        v.decode() for v in values if v != b"\xff\xfe bad")
+
+
+def test_a_transform_makes_the_batch_take_the_per_record_path_visibly(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(
+            rows=30, batch=10, transforms="route", transforms_route_type="regex-router",
+            transforms_route_regex="arrow-(.*)", transforms_route_replacement="routed-$1"))
+        eventually(lambda: len(read_topic(worker_config, "routed-out")) == 30)
+        source = _metrics(herder, "arrow")
+        assert (source.columnar, source.columnar_fallback) == (0, 30)
+
+
+def test_a_put_batch_that_is_busy_gets_the_same_batch_again(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=20, batch=20))
+        herder.create_connector(_batch_sink(retriable_failures=2,
+                                            errors_retry_timeout=10_000))
+        eventually(lambda: len(rows("batches")) == 20)
+        time.sleep(0.2)
+        assert _metrics(herder, "batches").retries == 2
+    assert sorted(r["value"] for r in rows("batches")) == sorted(f"v{n}" for n in range(20))
