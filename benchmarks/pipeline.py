@@ -6,16 +6,23 @@ Usage::
         [--rss-records 5000000] [--size 100] [--batch 1000] [--repeat 3]
         [--gc worker|python] [--no-floor]
 
-Four measurements, each in a fresh subprocess (so each peak RSS is its own):
+Six measurements, each in a fresh subprocess (so each peak RSS is its own):
 
-1. **raw** — the transport API alone: a producer thread sends pre-built ``--size``-byte
-   messages in batches of ``--batch`` while a consumer thread in a group polls and commits
-   them, until it has all ``--records``. This is the ceiling: no records, converters or
+1. **raw, messages** — the transport API alone: a producer thread sends pre-built
+   ``--size``-byte messages in batches of ``--batch`` while a consumer thread in a group
+   polls and commits them, until it has all ``--records``: no records, converters or
    offsets, only what any client of the transport must do.
+1b. **raw, columns** (skipped with ``--no-records-path``) — the same with the columnar
+   API: one pre-built Arrow batch sent again and again with ``send_batch``, read with
+   ``poll_batch``. The faster of the two raw loops is the ceiling the ratio is taken
+   against.
 2. **runtime** — ``omconnect``'s worker (a :class:`~omconnect.runtime.StandaloneHerder`)
-   runs the data generator (``quickstart=payload``: ``--size``-byte values) → the
-   transport (ByteArray converters) → the null sink, until the sink was given all
-   ``--records``; the clock starts when the herder starts.
+   runs the data generator (``quickstart=payload``: ``--size``-byte values, Arrow
+   batches) → the transport (ByteArray converters) → the null sink, on the columnar path,
+   until the sink was given all ``--records``; the clock starts when the herder starts.
+2b. **runtime, per record** (skipped with ``--no-records-path``) — the same worker with
+   ``columnar.enable=false``: the generator's ``poll`` and the sink's ``put``, one object
+   per record, so the gain of the columnar path shows in the same run.
 3. **SPI floor** (``--no-floor`` skips it) — the raw loop plus only the objects the
    connector SPI requires: the real data generator task's ``SourceRecord`` objects
    become ``Message`` objects (fastest builder, no converter), each polled ``Message`` becomes a
@@ -194,6 +201,71 @@ def run_raw(args: argparse.Namespace) -> dict[str, float]:
                                 lambda messages: None, "raw")
 
 
+def run_raw_columnar(args: argparse.Namespace) -> dict[str, float]:
+    """The transport's columnar API alone: a producer thread sends one pre-built Arrow
+    batch of ``--batch`` values again and again with ``send_batch`` while this thread
+    polls with ``poll_batch`` and commits; the best loop a user can write with the
+    transport's API when the data is already columnar. Returns figures.
+    """
+    import pyarrow as pa
+
+    from omconnect.transport import TopicSpec
+
+    transport = _transport(args.transport, Path(args.workdir))
+    topic = "raw-columnar"
+    transport.admin().create_topics([TopicSpec(topic, 1)])
+    value = os.urandom(args.size)
+    batch = pa.RecordBatch.from_arrays([pa.array([value] * args.batch, pa.binary())],
+                                       names=["value"])
+    total = args.records // args.batch * args.batch
+    consumer = transport.consumer("raw-columnar-benchmark")
+    consumer.subscribe([topic])
+    consumer.poll_batch(1, 0.5)  # join the group before the clock starts
+    failure: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            producer = transport.producer()
+            window = []
+            for _ in range(total // args.batch):
+                window.append(producer.send_batch(topic, batch))
+                if len(window) >= 32:
+                    window.pop(0).result()
+            for future in window:
+                future.result()
+            producer.close()
+        except BaseException as exc:
+            failure.append(exc)
+
+    collector = _GcClock()
+    before = _thread_cpu()
+    started = time.perf_counter()
+    cpu = time.process_time()
+    thread = threading.Thread(target=produce, name="raw-columnar-producer")
+    thread.start()
+    received = 0
+    while received < total and not failure:
+        polled = consumer.poll_batch(args.batch, 1.0)
+        if not polled.num_rows:
+            continue
+        received += polled.num_rows
+        last = polled.column("offset")[-1].as_py()
+        consumer.commit({TopicPartition(topic, 0): last + 1})
+    elapsed = time.perf_counter() - started
+    cpu = time.process_time() - cpu
+    collector.remove()
+    threads = _cpu_since(before)
+    thread.join()
+    if failure:
+        raise failure[0]
+    consumer.close()
+    transport.close()
+    return {"records": total, "seconds": elapsed, "cpu_seconds": cpu,
+            "records_per_s": total / elapsed, "peak_rss_mib": peak_rss_mib(),
+            "gc_cpu_seconds": collector.seconds, "gc_collections": collector.collections,
+            "thread_cpu_seconds": threads}
+
+
 def run_floor(args: argparse.Namespace) -> dict[str, float]:
     """The raw loop plus only the objects the connector SPI requires; returns figures.
 
@@ -246,7 +318,8 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
 
     worker = {"transport": args.transport, "key.converter": "bytearray",
               "value.converter": "bytearray", "offset.flush.interval.ms": 5000,
-              "consumer.max.poll.records": args.batch}
+              "consumer.max.poll.records": args.batch,
+              "columnar.enable": getattr(args, "child", None) != "runtime-records"}
     if args.transport == "embedded":
         worker["embedded.path"] = str(Path(args.workdir) / "data")
     # A broker transport's own <name>.* options (benchmarks/transports.py sets them).
@@ -259,6 +332,16 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
         "max.messages": args.records})
     herder.put_connector_config("devnull", {
         "name": "devnull", "connector.class": "null", "topics": "pipeline"})
+    if worker["columnar.enable"]:
+        # Load the columnar path's libraries before the clock, as the raw loops have them
+        # loaded when theirs starts: pyarrow imports pandas (about a second of CPU) at its
+        # first conversion of a Python object, once per process.
+        import importlib
+
+        import pyarrow as pa
+
+        importlib.import_module("omconnect.columnar")
+        pa.scalar(0)
     profilers = _profile_new_threads() if args.profile else None
     collector = _GcClock()
     before = _thread_cpu()
@@ -364,7 +447,11 @@ def main() -> None:
     parser.add_argument("--profile", metavar="FILE", help="cProfile the runtime run")
     parser.add_argument("--floor", action=argparse.BooleanOptionalAction, default=True,
                         help="also run the SPI floor (raw loop + the SPI's record objects)")
-    parser.add_argument("--child", choices=("raw", "floor", "runtime"),
+    parser.add_argument("--records-path", action=argparse.BooleanOptionalAction,
+                        default=True, help="also run the runtime on the per-record path "
+                        "(columnar.enable=false) and the raw loop on the columnar API")
+    parser.add_argument("--child", choices=("raw", "raw-columnar", "floor", "runtime",
+                                            "runtime-records"),
                         help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -373,7 +460,8 @@ def main() -> None:
             from omconnect.runtime import tune_gc
 
             tune_gc()
-        run = {"raw": run_raw, "floor": run_floor, "runtime": run_runtime}[args.child]
+        run = {"raw": run_raw, "raw-columnar": run_raw_columnar, "floor": run_floor,
+               "runtime": run_runtime, "runtime-records": run_runtime}[args.child]
         figures = run(args)
         print(json.dumps(figures))
         return
@@ -383,16 +471,29 @@ def main() -> None:
     raws: list[dict[str, Any]] = []
     runtimes: list[dict[str, Any]] = []
     floors: list[dict[str, Any]] = []
+    raw_columnars: list[dict[str, Any]] = []
+    per_records: list[dict[str, Any]] = []
     for _ in range(max(1, args.repeat)):
         raws.append(_child("raw", args, args.records))
+        if args.records_path:
+            raw_columnars.append(_child("raw-columnar", args, args.records))
         if args.floor:
             floors.append(_child("floor", args, args.records))
         runtimes.append(_child("runtime", args, args.records))
+        if args.records_path:
+            per_records.append(_child("runtime-records", args, args.records))
+    raw_messages = _median_run(raws)
+    _show("raw loop, messages ", raw_messages, raws)
+    if raw_columnars:
+        _show("raw loop, columns  ", _median_run(raw_columnars), raw_columnars)
+        if _median_run(raw_columnars)["records_per_s"] > raw_messages["records_per_s"]:
+            raws = raw_columnars  # the ratio is against the best raw loop
     raw, runtime = _median_run(raws), _median_run(runtimes)
-    _show("raw transport loop ", raw, raws)
+    if per_records:
+        _show("runtime, per record", _median_run(per_records), per_records)
     if floors:
         _show("SPI floor          ", _median_run(floors), floors)
-    _show("runtime pipeline   ", runtime, runtimes)
+    _show("runtime, columnar  ", runtime, runtimes)
     shown = [("raw", raw)] + ([("floor", _median_run(floors))] if floors else []) + [
         ("runtime", runtime)]
     for label, run in shown:
@@ -404,7 +505,21 @@ def main() -> None:
                  / statistics.median(r["cpu_seconds"] for r in runtimes))
     end_load = os.getloadavg()[0]
     print(f"ratio runtime/raw  : {ratio:.2f} by wall clock, {cpu_ratio:.2f} by CPU time "
-          f"(target >= 0.9); load {load:.2f} -> {end_load:.2f}")
+          f"(target >= 0.9; raw = the faster raw loop); load {load:.2f} -> {end_load:.2f}")
+    path_figures: dict[str, Any] = {}
+    if per_records:
+        per_record = _median_run(per_records)
+        print(f"ratio per-record/raw: {per_record['records_per_s'] / raw['records_per_s']:.2f}"
+              " by wall clock (the same runtime with columnar.enable=false)")
+        path_figures = {
+            "raw_loop": "columns" if raws is raw_columnars else "messages",
+            "raw_messages_records_per_s": round(raw_messages["records_per_s"]),
+            "raw_columns_records_per_s": round(_median_run(raw_columnars)["records_per_s"]),
+            "per_record_records_per_s": round(per_record["records_per_s"]),
+            "per_record_ratio": round(per_record["records_per_s"] / raw["records_per_s"], 3),
+            "per_record_cpu_us_per_record": round(
+                per_record["cpu_seconds"] / per_record["records"] * 1e6, 3),
+        }
     rss = statistics.median(r["peak_rss_mib"] for r in runtimes)
     floor_figures: dict[str, Any] = {}
     if floors:
@@ -440,6 +555,7 @@ def main() -> None:
         "runtime_thread_cpu_seconds": runtime["thread_cpu_seconds"],
         "runtime_peak_rss_mib": round(rss, 1),
         **floor_figures,
+        **path_figures,
     }
     if args.rss_records:
         scaled = _child("runtime", args, args.rss_records)

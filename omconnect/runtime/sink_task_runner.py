@@ -201,10 +201,10 @@ class SinkTaskRunner(TaskRunner):
             settings.errors, connector=self.id.connector, task=self.id.task,
             metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
         self._transforms = TransformRunner.from_config(settings.values, self._errors)
-        if self._puts_batches:
+        if self._puts_batches and setup.worker["columnar.enable"]:
             from omconnect.runtime.columnar_stages import SinkColumns
 
-            columns = SinkColumns(converters, transforms=not self._transforms.empty)
+            columns = SinkColumns(converters, self._transforms.chain)
             self._columns = columns if columns.enabled else None
         self._reporter = _Reporter(self)
         where = str(self.id)
@@ -376,6 +376,7 @@ class SinkTaskRunner(TaskRunner):
             return
         self.metrics.record_batch(rows)
         self.metrics.columnar += rows
+        self.metrics.filtered += rows - batch.num_rows
         self._messages = ()
         self._deliver(batch, {k: v + 1 for k, v in last_offsets(polled).items()})
 

@@ -129,7 +129,8 @@ class SourceTaskRunner(TaskRunner):
         self._calls_commit_record = type(task).commit_record is not SourceTask.commit_record
         self._outstanding = 0  # sends and dead-letter writes without a reply yet
         # Columnar: the task returns Arrow batches and needs no per-record callback.
-        self._polls_batches = polls_batches(task) and not self._calls_commit_record
+        self._polls_batches = polls_batches(task) and not self._calls_commit_record and \
+            bool(worker["columnar.enable"])
         self._columns: Any = None  # a SourceColumns when _polls_batches
 
     # -- setup ------------------------------------------------------------------------
@@ -156,7 +157,7 @@ class SourceTaskRunner(TaskRunner):
             from omconnect.runtime.columnar_stages import SourceColumns
 
             self._columns = SourceColumns(self._serializer.converters,
-                                          transforms=not self._transforms.empty)
+                                          self._transforms.chain)
         self._producer_class = class_name(self._producer)
         assert setup.offsets is not None
         reader = KvOffsetStorageReader(setup.offsets)
@@ -250,14 +251,14 @@ class SourceTaskRunner(TaskRunner):
             self._submit(polled, messages, origins, skipped)
 
     def _process_batch(self, batch: Any) -> None:
-        """Send a :class:`~omconnect.columnar.SourceBatch` as columns, or hand its rows to
-        the per-record path.
+        """Send a :class:`~omconnect.columnar.SourceBatch` as columns (one send per topic
+        its transforms route rows to), or hand its rows to the per-record path.
         """
         from omconnect.columnar.records import source_batch_to_records
 
         rows = batch.num_rows
-        columns = self._columns.encode(batch) if rows else None
-        if rows and columns is None:
+        encoded = self._columns.encode(batch) if rows else None
+        if rows and encoded is None:
             self.metrics.columnar_fallback += rows
             self._process(source_batch_to_records(batch))
             return
@@ -273,23 +274,28 @@ class SourceTaskRunner(TaskRunner):
                     f"a source batch's source_partition is not a dict of str to JSON "
                     f"scalars ({exc}); fix {class_name(self.task)}.poll_batch()",
                     connector=self.id.connector, task=self.id.task) from exc
-            if not rows:  # an offset that moved with nothing to send (e.g. skipped input)
+            parts = encoded.parts if encoded is not None else []
+            if encoded is not None and encoded.dropped:
+                self.metrics.filtered += encoded.dropped
+                self.metrics.columnar += encoded.dropped
+            if not parts:  # nothing to send (all filtered, or an offset that moved alone)
                 self._submitted.completed(submission)
                 return
-            submission.waiting = 1
-            self._send_columns(submission, batch, columns)
+            submission.waiting = len(parts)
+            for topic, columns in parts:
+                self._send_columns(submission, batch, topic, columns)
             self.metrics.in_flight = self._submitted.in_flight
 
-    def _send_columns(self, submission: Submission, batch: Any, columns: Any) -> None:
+    def _send_columns(self, submission: Submission, batch: Any, topic: str,
+                      columns: Any) -> None:
         assert self._producer is not None
-        topic = batch.topic
         self.setup.topics.ensure({topic}, self.setup.settings.topic_partitions)
         try:
             future = self._producer.send_batch(topic, columns)
         except Exception as exc:  # too large, retriable, closed: the per-record send decides
             _log.debug("task %s: send_batch raised (%s); sending the batch per record",
                        self.id, exc)
-            self._send(self._per_record(submission, batch, columns))
+            self._send(self._per_record(submission, batch, topic, columns))
             return
         rows = columns.num_rows
         self.metrics.sent += rows
@@ -298,26 +304,33 @@ class SourceTaskRunner(TaskRunner):
             self.setup.active_topics.saw((topic,))
         self._outstanding += 1
         future.add_done_callback(
-            lambda f: self._inbox.put((_SENT_COLUMNS, submission, batch, columns, f)))
+            lambda f: self._inbox.put((_SENT_COLUMNS, submission, batch, (topic, columns), f)))
 
-    def _per_record(self, submission: Submission, batch: Any, columns: Any) -> _Send:
-        """The per-record send of a columnar batch's rows (same submission)."""
+    def _per_record(self, submission: Submission, batch: Any, topic: str,
+                    columns: Any) -> _Send:
+        """The per-record send of a columnar batch's sent rows (same submission): the
+        messages of the wire columns, each with a record standing for its origin.
+        """
         from omconnect.columnar.messages import batch_to_messages
         from omconnect.columnar.records import source_batch_to_records
+        from omconnect.columnar.source_batch import SourceBatch
 
         self.metrics.columnar_fallback += columns.num_rows
-        return _Send(submission, batch_to_messages(batch.topic, columns),
-                     source_batch_to_records(batch))
+        origins = source_batch_to_records(SourceBatch(
+            topic=topic, records=columns, source_partition=batch.source_partition,
+            source_offset=batch.source_offset))
+        return _Send(submission, batch_to_messages(topic, columns), origins)
 
-    def _sent_columns(self, submission: Submission, batch: Any, columns: Any,
+    def _sent_columns(self, submission: Submission, batch: Any, part: Any,
                       future: Future[Any], handle_failures: bool) -> None:
+        topic, columns = part
         if future.exception() is None:
             self.metrics.acknowledged += columns.num_rows
             self._done_waiting(submission)
             return
         self.metrics.columnar -= columns.num_rows
         self.metrics.sent -= columns.num_rows  # counted again below, per message
-        send = self._per_record(submission, batch, columns)
+        send = self._per_record(submission, batch, topic, columns)
         self.metrics.sent += len(send.messages)
         self._sent(send, future, handle_failures)
 

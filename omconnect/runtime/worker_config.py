@@ -103,6 +103,11 @@ WORKER_CONFIG_DEF = (
             validators=[Range(min=1)], group="Tasks",
             documentation="Most records a source task has sent but not yet seen "
             "acknowledged; at the limit it waits instead of polling more.")
+    .define("columnar.enable", ConfigType.BOOLEAN, True, group="Tasks",
+            documentation="Run tasks that read or write Arrow batches (poll_batch, "
+            "put_batch) on the columnar path; false runs them record by record through "
+            "poll and put, as any task (for comparing the two, or to rule the columnar "
+            "path out).")
     .define("consumer.max.poll.records", ConfigType.INT, 2000, validators=[Range(min=1)],
             group="Tasks",
             documentation="Most records a sink task reads, converts and puts as one batch.")

@@ -85,6 +85,24 @@ class Transformation(abc.ABC):
 
         """
 
+    def apply_columns(self, batch: Any, serialize_header: Any) -> Any:
+        """The columnar path's form of :meth:`apply`, on a whole Arrow batch.
+
+        ``batch`` has the columns ``topic``, ``key``, ``value``, ``headers`` (wire form),
+        ``timestamp`` (and, on the sink side, ``partition`` and ``offset``); keys and
+        values are bytes or strings as the converters make or read them.
+        ``serialize_header(topic, key, schema, value)`` gives a header value's wire bytes.
+
+        Returns:
+            ``(batch, keep)``: the transformed batch, row for row (same rows, same order),
+            and a boolean array saying which rows are kept (``None``: all); or ``None``
+            when this transform cannot work on these columns (the runtime then takes the
+            per-record path for the batch, calling :meth:`apply`). The default is
+            ``None``. The result must equal what :meth:`apply` gives record by record.
+
+        """
+        return None
+
     def close(self) -> None:
         """Release what :meth:`configure` acquired; called once. The default does nothing."""
 
@@ -111,6 +129,13 @@ class Predicate(abc.ABC):
     @abc.abstractmethod
     def test(self, record: ConnectRecord) -> bool:
         """Whether ``record`` satisfies the condition."""
+
+    def test_columns(self, batch: Any) -> Any:
+        """:meth:`test` for every row of an Arrow batch (columns as for
+        :meth:`Transformation.apply_columns`): a boolean array, or ``None`` when this
+        predicate cannot work on columns (the default).
+        """
+        return None
 
     def close(self) -> None:
         """Release what :meth:`configure` acquired; called once. The default does nothing."""

@@ -8,7 +8,7 @@ those.
 
 from __future__ import annotations
 
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from omconnect.records import ConnectRecord
 from omconnect.transforms.base import Transformation
@@ -24,3 +24,9 @@ class Filter(Transformation):
     def apply(self, record: R) -> R | None:
         """Nothing: the record is dropped."""
         return None
+
+    def apply_columns(self, batch: Any, serialize_header: Any) -> Any:
+        """Every row dropped."""
+        import pyarrow as pa
+
+        return batch, pa.nulls(batch.num_rows, pa.bool_()).fill_null(False)

@@ -62,6 +62,13 @@ class InsertHeader(Transformation):
         self._key: str = values["header"]
         self._schema, self._value = parse_literal(values["value.literal"])
 
+    def apply_columns(self, batch: Any, serialize_header: Any) -> Any:
+        """The header appended to every row's ``headers`` (serialised per topic)."""
+        from omconnect.columnar.transforms import append_header
+
+        return append_header(batch, self._key, lambda topic: serialize_header(
+            topic, self._key, self._schema, self._value)), None
+
     def apply(self, record: R) -> R | None:
         """The record with the header appended."""
         return with_headers(
@@ -78,6 +85,12 @@ class DropHeaders(Transformation):
     def configure(self, config: Mapping[str, Any]) -> None:
         """Read the keys to remove."""
         self._keys = frozenset(self.config_def.parse(config)["headers"])
+
+    def apply_columns(self, batch: Any, serialize_header: Any) -> Any:
+        """Every listed header removed from the ``headers`` column."""
+        from omconnect.columnar.transforms import drop_headers
+
+        return drop_headers(batch, self._keys), None
 
     def apply(self, record: R) -> R | None:
         """The record without the listed headers."""

@@ -39,6 +39,12 @@ class TopicNameMatches(Predicate):
             raise ConfigError(str(exc), key="pattern") from None
         self._results: dict[str, bool] = {}
 
+    def test_columns(self, batch: Any) -> Any:
+        """Whether each row's topic matches (decided once per distinct topic)."""
+        from omconnect.columnar.transforms import topic_mask
+
+        return topic_mask(batch, lambda topic: self._regex.fullmatch(topic) is not None)
+
     def test(self, record: ConnectRecord) -> bool:
         """Whether the record's topic matches the pattern (cached per topic)."""
         topic = record.topic
@@ -62,6 +68,12 @@ class HasHeaderKey(Predicate):
         """Read the header key."""
         self._name: str = self.config_def.parse(config)["name"]
 
+    def test_columns(self, batch: Any) -> Any:
+        """Whether each row has a header with the key."""
+        from omconnect.columnar.transforms import has_header
+
+        return has_header(batch, self._name)
+
     def test(self, record: ConnectRecord) -> bool:
         """Whether the record has a header with the key."""
         name = self._name
@@ -70,6 +82,10 @@ class HasHeaderKey(Predicate):
 
 class RecordIsTombstone(Predicate):
     """True for tombstones: records whose value is null."""
+
+    def test_columns(self, batch: Any) -> Any:
+        """Whether each row's value is null."""
+        return batch.column("value").is_null()
 
     def test(self, record: ConnectRecord) -> bool:
         """Whether the record's value is null."""

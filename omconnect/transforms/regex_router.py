@@ -63,6 +63,12 @@ class RegexRouter(Transformation):
         routes[topic] = routed
         return routed
 
+    def apply_columns(self, batch: Any, serialize_header: Any) -> Any:
+        """The ``topic`` column renamed, per distinct topic."""
+        from omconnect.columnar.transforms import map_topics
+
+        return map_topics(batch, lambda topic: self.route(topic) or topic), None
+
     def apply(self, record: R) -> R | None:
         """The record with its topic renamed, if the regex matches it."""
         routed = self.route(record.topic)

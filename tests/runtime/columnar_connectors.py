@@ -45,6 +45,9 @@ class ArrowTask(BatchSourceTask):
         keys = [f"k{n % 3}" for n in range(self.next, end)]
         if self.kind == "binary":
             columns = [pa.array([k.encode() for k in keys]), pa.array([v.encode() for v in values])]
+        elif self.kind == "tombstones":  # every third value is null
+            columns = [pa.array(keys), pa.array([None if n % 3 == 0 else f"v{n}"
+                                                 for n in range(self.next, end)], pa.string())]
         elif self.kind == "struct":
             columns = [pa.array(keys), pa.array([{"n": n} for n in range(self.next, end)])]
         else:

@@ -152,14 +152,48 @@ def test_rows_that_are_not_utf8_are_dead_lettered_and_the_rest_delivered(worker_
         v.decode() for v in values if v != b"\xff\xfe bad")
 
 
-def test_a_transform_makes_the_batch_take_the_per_record_path_visibly(worker_config):
+def test_a_transform_without_a_column_form_takes_the_per_record_path_visibly(worker_config):
     with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
         herder.create_connector(_arrow_source(
-            rows=30, batch=10, transforms="route", transforms_route_type="regex-router",
-            transforms_route_regex="arrow-(.*)", transforms_route_replacement="routed-$1"))
-        eventually(lambda: len(read_topic(worker_config, "routed-out")) == 30)
+            rows=30, batch=10, transforms="hoist", transforms_hoist_type="hoist-field-value",
+            transforms_hoist_field="v"))
+        eventually(lambda: len(read_topic(worker_config, "arrow-out")) == 30)
         source = _metrics(herder, "arrow")
         assert (source.columnar, source.columnar_fallback) == (0, 30)
+
+
+CHAIN = {
+    "transforms": "route,stamp,strip,dropTombstones",
+    "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+    "transforms.route.regex": "arrow-(.*)", "transforms.route.replacement": "routed-$1",
+    "transforms.route.predicate": "isArrow",
+    "transforms.stamp.type": "InsertHeader", "transforms.stamp.header": "origin",
+    "transforms.stamp.value.literal": "42",
+    "transforms.strip.type": "DropHeaders", "transforms.strip.headers": "origin",
+    "transforms.strip.predicate": "isTombstone",
+    "transforms.dropTombstones.type": "Filter",
+    "transforms.dropTombstones.predicate": "hasOrigin", "transforms.dropTombstones.negate": "true",
+    "predicates": "isArrow,isTombstone,hasOrigin",
+    "predicates.isArrow.type": "TopicNameMatches", "predicates.isArrow.pattern": "arrow-.*",
+    "predicates.isTombstone.type": "RecordIsTombstone",
+    "predicates.hasOrigin.type": "HasHeaderKey", "predicates.hasOrigin.name": "origin",
+}
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_columnar_transforms_give_what_the_per_record_chain_gives(worker_config, columnar):
+    config = dict(worker_config, **STRINGS, **{"columnar.enable": columnar})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(_arrow_source(rows=60, batch=25, kind="tombstones", **{
+            k.replace(".", "_"): v for k, v in CHAIN.items()}))
+        eventually(lambda: herder.offsets("arrow").offsets
+                   and herder.offsets("arrow").offsets[0]["offset"] == {"row": 60})
+        source = _metrics(herder, "arrow")
+        assert source.columnar == (60 if columnar else 0)
+        assert source.filtered == 20, "the tombstones lost their header and were dropped"
+    got = [(m.topic, m.key, m.value, m.headers) for m in read_topic(worker_config, "routed-out")]
+    assert got == [("routed-out", f"k{n % 3}".encode(), f"v{n}".encode(), (("origin", b"42"),))
+                   for n in range(60) if n % 3], "same rows, order and header bytes"
 
 
 def test_a_put_batch_that_is_busy_gets_the_same_batch_again(worker_config):
@@ -171,3 +205,40 @@ def test_a_put_batch_that_is_busy_gets_the_same_batch_again(worker_config):
         time.sleep(0.2)
         assert _metrics(herder, "batches").retries == 2
     assert sorted(r["value"] for r in rows("batches")) == sorted(f"v{n}" for n in range(20))
+
+
+def test_columnar_enable_false_runs_batch_tasks_record_by_record(worker_config):
+    config = dict(worker_config, **BYTES, **{"columnar.enable": False})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector({"name": "gen", "connector.class": "datagen", "topic": "t",
+                                 "quickstart": "payload", "max.messages": 3000,
+                                 "batch.size": 1000, "seed": 3, "payload.size": 20})
+        herder.create_connector({"name": "per-record-null", "connector.class": "null",
+                                 "topics": "t"})
+        eventually(lambda: COUNTS["per-record-null"] >= 3000)
+        source, sink = _metrics(herder, "gen"), _metrics(herder, "per-record-null")
+        assert (source.columnar, sink.columnar) == (0, 0)
+        assert source.acknowledged == 3000
+    assert [m.value for m in read_topic(worker_config, "t")] == _payload(3, 3000, 20)
+    COUNTS.pop("per-record-null")
+
+
+@pytest.mark.parametrize("columnar", [True, False])
+def test_sink_transforms_run_on_columns_and_give_what_records_give(worker_config, columnar):
+    config = dict(worker_config, **STRINGS, **{"columnar.enable": columnar})
+    chain = {"transforms": "route,drop", "transforms.route.type": "RegexRouter",
+             "transforms.route.regex": "arrow-(.*)", "transforms.route.replacement": "sunk-$1",
+             "transforms.drop.type": "Filter", "transforms.drop.predicate": "tomb",
+             "predicates": "tomb", "predicates.tomb.type": "RecordIsTombstone"}
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(_arrow_source(rows=45, batch=20, kind="tombstones"))
+        herder.create_connector(_batch_sink(**{k.replace(".", "_"): v
+                                               for k, v in chain.items()}))
+        eventually(lambda: len(rows("batches")) == 30)
+        eventually(lambda: herder.offsets("batches").offsets
+                   and herder.offsets("batches").offsets[0]["offset"]["kafka_offset"] == 45)
+        sink = _metrics(herder, "batches")
+        assert sink.columnar == (45 if columnar else 0)
+        assert sink.filtered == 15
+    got = sorted((r["topic"], r["key"], r["value"]) for r in rows("batches"))
+    assert got == sorted(("sunk-out", f"k{n % 3}", f"v{n}") for n in range(45) if n % 3)
