@@ -55,7 +55,8 @@ class ArrowTask(BatchSourceTask):
         self.next = end
         return SourceBatch(topic=self.topic, records=pa.RecordBatch.from_arrays(
             columns, names=["key", "value"]), source_partition=self.partition,
-            source_offset={"row": end}, key_schema=STRING_SCHEMA)
+            source_offset={"row": end},
+            key_schema=None if self.kind == "binary" else STRING_SCHEMA)
 
     def stop(self) -> None:
         self.stopping.set()

@@ -242,3 +242,27 @@ def test_sink_transforms_run_on_columns_and_give_what_records_give(worker_config
         assert sink.filtered == 15
     got = sorted((r["topic"], r["key"], r["value"]) for r in rows("batches"))
     assert got == sorted(("sunk-out", f"k{n % 3}", f"v{n}") for n in range(45) if n % 3)
+
+
+@pytest.mark.parametrize(("converter", "kind"), [("string", "tombstones"),
+                                               ("bytearray", "binary")])
+def test_the_file_sink_writes_the_same_lines_from_batches(worker_config, tmp_path, converter,
+                                                          kind):
+    written = {}
+    for columnar in (True, False):
+        out = tmp_path / f"{columnar}.txt"
+        namespace = f"{worker_config['memory.namespace']}-{columnar}"
+        config = dict(worker_config, **{"memory.namespace": namespace,
+                                        "key.converter": converter,
+                                        "value.converter": converter,
+                                        "columnar.enable": columnar})
+        with StandaloneHerder(config) as herder:
+            herder.create_connector(_arrow_source(rows=300, batch=70, kind=kind))
+            herder.create_connector({"name": "file", "connector.class": "file-sink",
+                                     "topics": "arrow-out", "file": str(out)})
+            eventually(lambda o=out: o.exists() and o.read_bytes().count(b"\n") == 300)
+            assert _metrics(herder, "file").columnar == (300 if columnar else 0)
+        written[columnar] = out.read_bytes()
+    assert written[True] == written[False]
+    first = [b"null", b"v1", b"v2", b"null"] if kind == "tombstones" else [b"v0", b"v1", b"v2"]
+    assert written[True].splitlines()[:len(first)] == first
