@@ -50,4 +50,4 @@ def lines_of_column(column: pa.Array) -> bytes | memoryview:
     if nulls is not None:
         for start in starts[nulls]:
             out[start:start + len(_NULL)] = _NULL
-    return memoryview(out)
+    return out.data
