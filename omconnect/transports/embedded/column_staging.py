@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
-import pyarrow.compute as pc  # noqa: E402
 
 from omconnect.columnar.columns import HEADERS, KEY, PARTITION, TIMESTAMP, VALUE  # noqa: E402
 from omconnect.columnar.metadata import BatchMetadata  # noqa: E402
 from omconnect.columnar.records import millis  # noqa: E402
-from omconnect.errors import MessageTooLargeError, SendError  # noqa: E402
+from omconnect.errors import SendError  # noqa: E402
 from omconnect.transports.checks import failed_batch  # noqa: E402
 from omconnect.transports.embedded.columns import encode_column_chunks  # noqa: E402
 from omconnect.transports.embedded.schema import OFFSET_BITS  # noqa: E402
@@ -27,7 +26,7 @@ from omconnect.transports.partitioning import UnknownPartitionError  # noqa: E40
 if TYPE_CHECKING:
     from omconnect.transports.embedded.producer import LogWriter
 
-__all__ = ["check_row_sizes", "stage_columns"]
+__all__ = ["stage_columns"]
 
 
 def _binary(batch: pa.RecordBatch, name: str) -> pa.Array | None:
@@ -37,39 +36,6 @@ def _binary(batch: pa.RecordBatch, name: str) -> pa.Array | None:
     if pa.types.is_binary(column.type):
         return column
     return column.cast(pa.binary())
-
-
-def _sizes(column: pa.Array | None) -> np.ndarray | int:
-    """Each item's byte length (0 for null), from the offsets buffer."""
-    if column is None or pa.types.is_null(column.type) or len(column) == 0:
-        return 0
-    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[
-        column.offset:column.offset + len(column) + 1]
-    return np.diff(offsets)
-
-
-def check_row_sizes(topic: str, batch: pa.RecordBatch, limit: int) -> None:
-    """Raise if a row's key + value + headers is over ``limit`` bytes.
-
-    Raises:
-        MessageTooLargeError: Naming the first such row's index and size.
-
-    """
-    sizes = _sizes(_binary(batch, VALUE)) + _sizes(_binary(batch, KEY))
-    if HEADERS in batch.schema.names and batch.column(HEADERS).null_count != batch.num_rows:
-        flat = pc.list_flatten(batch.column(HEADERS))
-        lengths = pc.binary_length(pc.struct_field(flat, [0]).cast(pa.binary())).fill_null(0)
-        lengths = pc.add(lengths, pc.binary_length(pc.struct_field(flat, [1])).fill_null(0))
-        parents = pc.list_parent_indices(batch.column(HEADERS)).to_numpy()
-        sizes = sizes + np.bincount(parents, weights=lengths.to_numpy(),
-                                    minlength=batch.num_rows).astype(np.int64)
-    if isinstance(sizes, int) or not len(sizes):
-        return
-    over = np.flatnonzero(sizes > limit)
-    if len(over):
-        index = int(over[0])
-        raise MessageTooLargeError(int(sizes[index]), limit, topic=topic,
-                                   index=index)
 
 
 def stage_columns(

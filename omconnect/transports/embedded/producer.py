@@ -365,7 +365,7 @@ class EmbeddedProducer(Producer):
             TransportError: The producer or its transport is closed.
 
         """
-        from omconnect.transports.embedded.column_staging import check_row_sizes
+        from omconnect.columnar.sizes import check_row_sizes
 
         if self._closed:
             raise TransportError("embedded transport: the producer is closed")
