@@ -18,6 +18,7 @@ require("numpy", plugin="the columnar path", extra="columnar")
 
 import logging  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
@@ -174,18 +175,33 @@ class SinkColumns:
 def last_offsets(polled: pa.RecordBatch) -> dict[tuple[str, int], int]:
     """The highest offset of each (topic, partition) in ``polled``."""
     topics = polled.column(TOPIC)
-    partitions = polled.column(PARTITION)
-    offsets = polled.column(OFFSET)
+    partitions = polled.column(PARTITION).to_numpy(zero_copy_only=False)
+    offsets = polled.column(OFFSET).to_numpy(zero_copy_only=False)
     first_topic = topics[0].as_py()
-    first_partition = partitions[0].as_py()
-    # The usual batch is one partition's run: decided at C speed.
-    if pc.all(pc.equal(partitions, first_partition)).as_py() and \
-            pc.all(pc.equal(topics, first_topic)).as_py():
-        return {(first_topic, first_partition): pc.max(offsets).as_py()}
-    table = pa.table({TOPIC: topics, PARTITION: partitions, OFFSET: offsets})
+    # The usual batch is one partition's run: decided with numpy and one bytes compare.
+    if (partitions == partitions[0]).all() and _all_equal(topics, first_topic):
+        return {(first_topic, int(partitions[0])): int(offsets.max())}
+    table = pa.table({TOPIC: topics, PARTITION: polled.column(PARTITION),
+                      OFFSET: polled.column(OFFSET)})
     grouped = table.group_by([TOPIC, PARTITION]).aggregate([(OFFSET, "max")])
     return {(t, p): o for t, p, o in zip(grouped.column(TOPIC).to_pylist(),
                                            grouped.column(PARTITION).to_pylist(),
                                            grouped.column(f"{OFFSET}_max").to_pylist(),
                                            strict=True)}
 
+
+def _all_equal(strings: pa.Array, value: str) -> bool:
+    """Whether every item of a ``string`` column (no nulls) is ``value``."""
+    if strings.null_count or not pa.types.is_string(strings.type):
+        return bool(pc.all(pc.equal(strings, value)).as_py())
+    rows = len(strings)
+    expected = value.encode()
+    buffers = strings.buffers()
+    ends = np.frombuffer(buffers[1], dtype=np.int32)[strings.offset:strings.offset + rows + 1]
+    start, end = int(ends[0]), int(ends[-1])
+    if end - start != rows * len(expected):
+        return False
+    if not (np.diff(ends) == len(expected)).all():
+        return False
+    data = memoryview(buffers[2])[start:end] if buffers[2] is not None else memoryview(b"")
+    return bytes(data) == expected * rows

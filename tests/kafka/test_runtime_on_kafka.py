@@ -94,3 +94,33 @@ def test_a_line_over_the_size_limit_is_routed_by_errors_tolerance(
         assert huge not in written
     assert "exceeds the transport's limit of 3584 bytes" in caplog.text, \
         "the failure (or the logged, tolerated error) must name the limit"
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_the_columnar_path_moves_every_record_on_kafka(tansu: BrokerHandle, driver: str):
+    pytest.importorskip("pyarrow")
+    from omconnect_console.null import COUNTS
+
+    from omconnect.runtime import StandaloneHerder
+    from omconnect.testing.waiting import eventually
+
+    run = uuid.uuid4().hex[:8]
+    worker = {"transport": "kafka", "kafka.bootstrap.servers": tansu.url,
+              "kafka.client.driver": driver, "kafka.kv.topic.prefix": f"omconnect-kv-{run}-",
+              "key.converter": "bytearray", "value.converter": "bytearray",
+              "offset.flush.interval.ms": 200,
+              **{f"kafka.{k}": v for k, v in TEST_CLIENT_OPTIONS.items()}}
+    sink = f"null-{run}"
+    with StandaloneHerder(worker) as herder:
+        herder.create_connector({"name": f"gen-{run}", "connector.class": "datagen",
+                                 "topic": f"payload-{run}", "quickstart": "payload",
+                                 "max.messages": 5000, "batch.size": 700})
+        herder.create_connector({"name": sink, "connector.class": "null",
+                                 "topics": f"payload-{run}"})
+        eventually(lambda: COUNTS[sink] >= 5000, timeout=60)
+        eventually(lambda: herder.offsets(f"gen-{run}").offsets[0]["offset"]
+                   == {"sequence": 5000}, timeout=30)
+        metrics = {m.connector: m for m in herder.metrics()}
+        assert metrics[f"gen-{run}"].columnar == 5000
+        assert metrics[sink].columnar == 5000
+    assert COUNTS.pop(sink) == 5000

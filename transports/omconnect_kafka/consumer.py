@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from omconnect.errors import IllegalStateError
 from omconnect.records import TopicPartition
@@ -114,11 +115,27 @@ class KafkaConsumer(Consumer):
             Exception: Whatever the rebalance listener raised.
 
         """
+        return self._poll_with(self._client.poll, max_records, timeout)  # type: ignore[no-any-return]
+
+    def poll_batch(self, max_records: int, timeout: float) -> Any:
+        """:meth:`poll` as one Arrow batch; with confluent-kafka built from the client's
+        messages column by column, with no ``Message`` per record (raises as :meth:`poll`).
+        """
+        if not self._client.polls_columns:
+            return super().poll_batch(max_records, timeout)
+        batch = self._poll_with(self._client.poll_columns, max_records, timeout)
+        if batch is None:
+            from omconnect.columnar.columns import empty_consumed_batch
+
+            return empty_consumed_batch()
+        return batch
+
+    def _poll_with(self, poll: Callable[[int, float], Any], max_records: int,
+                   timeout: float) -> Any:
         self._check_open()
         if max_records < 1:
             raise ValueError(f"max_records must be at least 1, got {max_records}")
         deadline = time.monotonic() + max(0.0, timeout)
-        poll = self._client.poll
         try:
             while True:
                 remaining = deadline - time.monotonic()

@@ -24,7 +24,7 @@ from omconnect.records import RecordMetadata
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect_kafka.admin import TopicCreator
-from omconnect_kafka.drivers.base import BatchAck, ProducerClient
+from omconnect_kafka.drivers.base import BatchAck, ColumnAck, ProducerClient
 from omconnect_kafka.errors import TooLargeContext, kafka_errors, translate
 
 __all__ = ["RECORD_FRAMING_BYTES", "KafkaProducer", "SizeLimit"]
@@ -129,6 +129,51 @@ class KafkaProducer(Producer):
             self._inflight += 1
         ack.future.add_done_callback(self._done)
         self._client.send(batch, ack)
+        return ack.future
+
+    def send_batch(self, topic: str, batch: Any) -> Future[Any]:
+        """Send an Arrow batch; with a driver that produces from columns (confluent-kafka)
+        and rows without headers or named partitions, no ``Message`` is built per row and
+        the acknowledgement is one :class:`~omconnect.columnar.BatchMetadata`.
+
+        Raises:
+            MessageTooLargeError: A row is over the limit (nothing is sent).
+            TransportError: The producer is closed, or the topic cannot be created.
+
+        """
+        names = batch.schema.names
+        if not self._client.sends_columns or batch.num_rows == 0 or any(
+                name in names and batch.column(name).null_count != batch.num_rows
+                for name in ("headers", "partition")):
+            return super().send_batch(topic, batch)
+        if self._closed:
+            raise TransportError("kafka transport: the producer is closed")
+        from omconnect.columnar.sizes import check_row_sizes
+
+        check_row_sizes(topic, batch, self._limit.limit, key="kafka.max.request.size")
+        self._topics.ensure({topic})
+        rows = batch.num_rows
+        keys = batch.column("key").to_pylist() if "key" in names else [None] * rows
+        values = batch.column("value").to_pylist()
+        stamps = batch.column("timestamp").to_pylist() if "timestamp" in names else None
+        client = self._client
+        limit = self._limit
+
+        def describe(index: int, error: Any) -> Exception:
+            context = TooLargeContext(len(keys[index] or b"") + len(values[index] or b""),
+                                      limit.limit, "kafka.max.request.size")
+            return translate(error, "sending to the broker", too_large=context, topic=topic)
+
+        def convert(indexes: Sequence[Any], reports: list[Any]) -> list[RecordMetadata]:
+            return client.acknowledgements(
+                [Message(topic, keys[i], values[i]) for i in indexes], reports)
+
+        ack = ColumnAck(rows, lambda reports: client.whole_acknowledgement(topic, reports),
+                        convert, describe)
+        with self._cond:
+            self._inflight += 1
+        ack.future.add_done_callback(self._done)
+        client.send_columns(topic, keys, values, stamps, ack)
         return ack.future
 
     def _describe(self, batch: Sequence[Message]) -> Callable[[int, Any], Exception]:

@@ -173,7 +173,7 @@ def decode_chunk_columns(
         raise TransportError(f"embedded transport: stored records are damaged: {exc}",
                              topic=topic, partition=partition, offset=base_offset) from exc
     return pa.RecordBatch.from_arrays([
-        pa.repeat(topic, rows).cast(pa.string()) if rows else pa.array([], pa.string()),
+        pa.repeat(pa.scalar(topic, pa.string()), rows),
         pa.array(np.full(rows, partition, dtype=np.int32)),
         pa.array(np.arange(base_offset + first, base_offset + first + rows, dtype=np.int64)),
         pa.array(timestamps[first:stop]),

@@ -36,6 +36,7 @@ __all__ = [
     "AdminClient",
     "BatchAck",
     "ClientSettings",
+    "ColumnAck",
     "ConsumerClient",
     "Driver",
     "ProducerClient",
@@ -175,8 +176,58 @@ class BatchAck:
                 self.future.set_exception(exc)
 
 
+class ColumnAck(BatchAck):
+    """A :class:`BatchAck` for a batch sent as columns (``send_batch``): when every row
+    is stored its future's result is one :class:`~omconnect.columnar.BatchMetadata`
+    built by ``whole`` from the reports, with no object per row; when some failed, the
+    :class:`~omconnect.errors.SendError` says which, as for a batch of messages.
+
+    Args:
+        size: Rows in the batch.
+        whole: The batch's acknowledgement from every row's report.
+        convert: Per-row acknowledgements of the rows stored (for a partial failure).
+        describe: As for :class:`BatchAck`.
+
+    """
+
+    __slots__ = ("_whole",)
+
+    def __init__(self, size: int, whole: Callable[[list[Any]], Any],
+                 convert: Callable[[Sequence[Any], list[Any]], list[RecordMetadata]],
+                 describe: Callable[[int, Any], Exception]) -> None:
+        super().__init__(range(size), convert, describe)  # type: ignore[arg-type]
+        self._whole = whole
+
+    def _finish(self) -> None:
+        if self._errors:
+            super()._finish()
+            return
+        try:
+            self.future.set_result(self._whole(self._reports))
+        except BaseException as exc:  # never leave the future pending
+            if not self.future.done():
+                self.future.set_exception(exc)
+
+
 class ProducerClient(abc.ABC):
     """One producer of the client library. Any thread may call :meth:`send`."""
+
+    sends_columns: ClassVar[bool] = False
+    """Whether :meth:`send_columns` is implemented (else columns go as messages)."""
+
+    def send_columns(self, topic: str, keys: list[bytes | None], values: list[bytes | None],
+                     timestamps: list[int | None] | None, ack: ColumnAck) -> None:
+        """Hand rows to the client in order, each reported to ``ack`` as :meth:`send`
+        reports messages, without building a ``Message`` per row. Only called when
+        :attr:`sends_columns` is true.
+        """
+        raise NotImplementedError
+
+    def whole_acknowledgement(self, topic: str, reports: list[Any]) -> Any:
+        """The :class:`~omconnect.columnar.BatchMetadata` of a batch from every row's
+        delivery report (only with :attr:`sends_columns`).
+        """
+        raise NotImplementedError
 
     @abc.abstractmethod
     def send(self, messages: Sequence[Message], ack: BatchAck) -> None:
@@ -214,6 +265,15 @@ class ProducerClient(abc.ABC):
 
 class ConsumerClient(abc.ABC):
     """One consumer of the client library; one thread at a time."""
+
+    polls_columns: ClassVar[bool] = False
+    """Whether :meth:`poll_columns` is implemented (else batches are built of messages)."""
+
+    def poll_columns(self, max_records: int, timeout: float) -> Any:
+        """:meth:`poll` as a consumed Arrow batch, without a ``Message`` per record, or
+        ``None`` when nothing came (only with :attr:`polls_columns`).
+        """
+        raise NotImplementedError
 
     @abc.abstractmethod
     def subscribe(self, topics: Sequence[str], listener: RebalanceListener) -> None:

@@ -35,6 +35,7 @@ from omconnect_kafka.drivers.base import (
     AdminClient,
     BatchAck,
     ClientSettings,
+    ColumnAck,
     ConsumerClient,
     Driver,
     ProducerClient,
@@ -265,6 +266,46 @@ class ConfluentProducer(ProducerClient):
                 ack.abandon(index, exc)
                 return
 
+    sends_columns = True
+
+    def send_columns(self, topic: str, keys: list[bytes | None], values: list[bytes | None],
+                     timestamps: list[int | None] | None, ack: ColumnAck) -> None:
+        """Produce each row with a delivery callback reporting to ``ack``: the client's
+        ``produce`` per row (its API takes one message at a time), no ``Message`` built.
+        """
+        produce = self._producer.produce
+        partial = functools.partial
+        report = ack.report
+        stamps: Iterable[int | None] = itertools.repeat(None) if timestamps is None \
+            else timestamps
+        for index, key, value, timestamp in zip(itertools.count(), keys, values, stamps):
+            callback = partial(report, index)
+            try:
+                produce(topic, value, key, on_delivery=callback, timestamp=timestamp or 0)
+            except BufferError:
+                try:
+                    self._produce_when_room(
+                        build_message(topic, key, value, (), timestamp, None, None), callback)
+                except Exception as exc:
+                    ack.abandon(index, exc)
+                    return
+            except Exception as exc:
+                ack.abandon(index, exc)
+                return
+        self._producer.poll(0)
+
+    def whole_acknowledgement(self, topic: str, reports: list[Any]) -> Any:
+        """Partitions, offsets and timestamps of every row, as Arrow arrays."""
+        import pyarrow as pa
+
+        from omconnect.columnar.metadata import BatchMetadata
+
+        stamps = [r.timestamp() for r in reports]
+        return BatchMetadata(
+            topic, pa.array([r.partition() for r in reports], pa.int32()),
+            pa.array([r.offset() for r in reports], pa.int64()),
+            pa.array([t if kind else None for kind, t in stamps], pa.int64()))
+
     def _produce(self, message: Message, callback: Any) -> None:
         partition, headers = message.partition, message.headers
         self._producer.produce(message.topic, message.value, message.key,
@@ -389,6 +430,46 @@ class ConfluentConsumer(ConsumerClient):
         return list(map(build_message, map(_TOPIC_OF, fetched), map(_KEY_OF, fetched),
                         map(_VALUE_OF, fetched), headers, timestamps,
                         map(_PARTITION_OF, fetched), map(_OFFSET_OF, fetched)))
+
+    polls_columns = True
+
+    def poll_columns(self, max_records: int, timeout: float) -> Any:
+        """``Consumer.consume`` as a consumed Arrow batch: each field read from the
+        client's messages at C speed into a column (the client makes its own object per
+        message; omconnect makes none).
+        """
+        fetched = self._consumer.consume(num_messages=max_records, timeout=max(timeout, 0.0))
+        if self._listener_error is not None:
+            error, self._listener_error = self._listener_error, None
+            raise ListenerFailed(error)
+        if not fetched:
+            return None
+        if any(map(_ERROR, fetched)):
+            fetched = self._without_events(fetched)
+            if not fetched:
+                return None
+        import pyarrow as pa
+
+        from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
+
+        stamps = list(map(_STAMP, fetched))
+        timestamps = list(map(_SECOND, stamps)) if all(map(_FIRST, stamps)) \
+            else [t if kind else None for kind, t in stamps]
+        raw_headers = list(map(_HEADERS_OF, fetched))
+        if any(raw_headers):
+            headers = pa.array([[{"key": k, "value": v} for k, v in h] if h else None
+                                for h in raw_headers], WIRE_HEADERS_TYPE)
+        else:
+            headers = pa.nulls(len(fetched), WIRE_HEADERS_TYPE)
+        return pa.RecordBatch.from_arrays([
+            pa.array(list(map(_TOPIC_OF, fetched)), pa.string()),
+            pa.array(list(map(_PARTITION_OF, fetched)), pa.int32()),
+            pa.array(list(map(_OFFSET_OF, fetched)), pa.int64()),
+            pa.array(timestamps, pa.int64()),
+            pa.array(list(map(_KEY_OF, fetched)), pa.binary()),
+            pa.array(list(map(_VALUE_OF, fetched)), pa.binary()),
+            headers,
+        ], schema=consumed_schema())
 
     def _without_events(self, fetched: list[Any]) -> list[Any]:
         """``fetched`` without the informational events librdkafka mixes in (end of
