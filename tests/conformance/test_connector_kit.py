@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from omconnect_datagen.source import DatagenConnector
 from omconnect_file.sink import FileStreamSinkConnector
 from omconnect_file.source import FileStreamSourceConnector
 
+from omconnect.records import SourceRecord
 from omconnect.testing import ConnectorConformance
 
 
@@ -36,3 +38,19 @@ class TestFileSinkAcceptance(ConnectorConformance):
     def sink_state(self, config: dict[str, Any]) -> bytes:
         path = Path(config["file"])
         return path.read_bytes() if path.exists() else b""
+
+
+class TestDatagenPayloadAcceptance(ConnectorConformance):
+    """The data generator's columnar task (quickstart=payload): the kit drives it through
+    the poll derived from poll_batch, so resuming, offsets and redelivery hold for it as
+    for any source.
+    """
+
+    connector_class = DatagenConnector
+
+    def connector_config(self, workdir: Path) -> dict[str, Any]:
+        return {"topic": "payload", "quickstart": "payload", "max.messages": 300,
+                "batch.size": 64, "payload.size": 16}
+
+    def record_identity(self, record: SourceRecord) -> Any:
+        return record.value
