@@ -99,6 +99,31 @@ class BatchSinkTask(SinkTask):
         again.
         """
 
+    def report_row(self, batch: pa.RecordBatch, row: int, error: BaseException) -> Any:
+        """Report row ``row`` of ``batch`` as errant (Kafka Connect's errant-record
+        reporter, for a batch): it is handled per ``errors.tolerance`` (logged, written to
+        the dead-letter topic with its original bytes) while the task goes on with the
+        other rows; its offset is committed with theirs once the report completed.
+
+        Returns:
+            The reporter's future, or ``None`` when the runtime gives no reporter.
+
+        """
+        from omconnect.columnar.messages import wire_headers
+        from omconnect.data.headers import Headers
+        from omconnect.records import SinkRecord
+
+        reporter = self.context.errant_record_reporter
+        if reporter is None:
+            return None
+        one = batch.slice(row, 1).to_pylist()[0]
+        headers = wire_headers(batch.column("headers").slice(row, 1), 1)[0] \
+            if "headers" in batch.schema.names else ()
+        record = SinkRecord(topic=one["topic"], partition=one["partition"],
+                            offset=one["offset"], key=one.get("key"), value=one.get("value"),
+                            timestamp=one.get("timestamp"), headers=Headers(headers))
+        return reporter.report(record, error)
+
     def put(self, records: Sequence[SinkRecord]) -> None:
         """``records`` as one batch to :meth:`put_batch` (for the per-record path)."""
         from omconnect.columnar.records import sink_records_to_batch

@@ -82,11 +82,19 @@ class BatchListTask(BatchSinkTask):
     def start(self, config: Mapping[str, Any]) -> None:
         self.name = config["name"]
         self.failures = int(config.get("retriable.failures", 0))
+        self.report = set(str(config.get("report.values") or "").split(",")) - {""}
 
     def put_batch(self, batch: pa.RecordBatch) -> None:
         if self.failures > 0:
             self.failures -= 1
             raise RetriableError("busy")
+        if self.report:
+            values = batch.column("value").to_pylist()
+            bad = [i for i, v in enumerate(values) if v in self.report]
+            for i in bad:
+                self.report_row(batch, i, ValueError(f"rejected {values[i]!r}"))
+            keep = pa.array([i not in bad for i in range(len(values))])
+            batch = batch.filter(keep)
         STATE[self.name]["batches"].append(batch)
 
     def stop(self) -> None:
@@ -94,8 +102,10 @@ class BatchListTask(BatchSinkTask):
 
 
 class BatchListSink(_Connector, SinkConnector):
-    CONFIG = ConfigDef().define("retriable.failures", ConfigType.INT, 0,
-                                documentation="Busy puts.")
+    CONFIG = (ConfigDef()
+              .define("retriable.failures", ConfigType.INT, 0, documentation="Busy puts.")
+              .define("report.values", ConfigType.STRING, "",
+                      documentation="Values reported as errant rows."))
 
     def task_class(self) -> type[SinkTask]:
         return BatchListTask

@@ -266,3 +266,16 @@ def test_the_file_sink_writes_the_same_lines_from_batches(worker_config, tmp_pat
     assert written[True] == written[False]
     first = [b"null", b"v1", b"v2", b"null"] if kind == "tombstones" else [b"v0", b"v1", b"v2"]
     assert written[True].splitlines()[:len(first)] == first
+
+
+def test_a_batch_sink_reports_errant_rows_to_the_dead_letter_topic(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=40, batch=40))
+        herder.create_connector(_batch_sink(report_values="v7,v30", errors_tolerance="all",
+                                            errors_deadletterqueue_topic_name="dlq"))
+        eventually(lambda: len(rows("batches")) == 38)
+        eventually(lambda: len(read_topic(worker_config, "dlq")) == 2)
+        eventually(lambda: herder.offsets("batches").offsets
+                   and herder.offsets("batches").offsets[0]["offset"]["kafka_offset"] == 40)
+        assert _metrics(herder, "batches").columnar == 40
+    assert sorted(m.value for m in read_topic(worker_config, "dlq")) == [b"v30", b"v7"]
