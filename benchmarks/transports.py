@@ -11,20 +11,26 @@ test launcher (a fresh Tansu with memory storage, a fresh RabbitMQ vhost, a fres
 pulsar-lite) and three measurements run, each in a subprocess of its own so each peak RSS
 is its own, on ``--records`` records of ``--size`` bytes:
 
-1. **raw**: the client library's own produce-then-consume loop, imported from the
-   per-transport scripts (``transports_kafka.raw_kafka_python``, ``transports_rabbitmq.raw``,
-   ``transports_pulsar.raw``). The embedded transport has no other client: its transport
-   API loop (``pipeline.run_raw``: a producer thread and a consumer thread at once) is its
-   raw loop, and its "api" row is the same run.
+1. **raw**: the best client library for the broker, producing and consuming **at the
+   same time** (``raw_concurrent``: a producer thread, the consumer in the main thread,
+   clock from the group's subscription to the last record): confluent-kafka for Kafka
+   (kafka-python measured too, as a second row), pika for RabbitMQ, pulsar-client for
+   Pulsar. The embedded transport has no other client: its columnar API loop
+   (``pipeline.run_raw_columnar``, ``send_batch`` and ``poll_batch`` at once) is its raw
+   loop, and its "api" row the per-message API loop (``pipeline.run_raw``, also
+   concurrent).
 2. **api**: the omconnect transport API, ``Producer.send`` of batches then
-   ``Consumer.poll`` + ``commit`` (``omconnect(...)`` of the same scripts).
+   ``Consumer.poll`` + ``commit`` (``omconnect(...)`` of the per-transport scripts; Kafka
+   with the confluent driver).
 3. **runtime**: ``omconnect``'s worker (``pipeline.run_runtime``: a
    :class:`~omconnect.runtime.StandaloneHerder` running datagen → transport → null sink,
    ByteArray converters), produce and consume at once, clock from the herder's start
    (group joins included) to the sink's last record.
 
-Raw and api loops produce first and consume after, so their end-to-end rate is
-``records / (produce seconds + consume seconds)``; the runtime overlaps both. Prints
+The api loop produces first and consumes after, so its end-to-end rate is
+``records / (produce seconds + consume seconds)``; the raw loop and the runtime overlap
+both. The runtime's Kafka driver is the default (``auto``: confluent-kafka when
+installed). Prints
 records/s of each, the ratios api/raw and runtime/raw (target for the runtime: >= 0.9),
 the peak RSS of each child and the machine's load average; the last line is one JSON
 object with those figures.
@@ -46,8 +52,10 @@ from typing import Any
 
 TRANSPORTS = ("embedded", "kafka", "rabbitmq", "pulsar")
 CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar"}
-RAW_CLIENT = {"embedded": "embedded transport API", "kafka": "kafka-python",
-              "rabbitmq": "pika", "pulsar": "pulsar-client"}
+RAW_CLIENT = {"embedded": "embedded transport API (send_batch/poll_batch)",
+              "kafka": "confluent-kafka", "rabbitmq": "pika", "pulsar": "pulsar-client"}
+SECOND_CLIENT = {"kafka": "kafka-python"}
+"""A second raw client measured beside the first, where the transport has two drivers."""
 KAFKA_GROUP_OPTIONS = {"consumer.session.timeout.ms": 3000,
                        "consumer.heartbeat.interval.ms": 500}
 """Tansu lets a lone group member in after about half the session timeout: keep it short."""
@@ -90,30 +98,45 @@ def run_child(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         figures = pipeline.run_runtime(args)
         figures.pop("thread_cpu_seconds", None)
         return figures
+    if mode in ("raw", "raw-second"):
+        return {**_raw_concurrent(mode, args), "peak_rss_mib": pipeline.peak_rss_mib()}
     if args.transport == "embedded":  # its transport API is its raw client
         return pipeline.run_raw(args)
     if args.transport == "kafka":
         import transports_kafka
 
         topic = transports_kafka.fresh_topic(args.url, 1)
-        if mode == "raw":
-            (produce, _), (consume, _) = transports_kafka.raw_kafka_python(args.url, topic,
-                                                                          args)
-        else:
-            (produce, _), (consume, _) = transports_kafka.omconnect(args.url, topic,
-                                                                   "kafka-python", args)
+        (produce, _), (consume, _) = transports_kafka.omconnect(args.url, topic, "confluent",
+                                                               args)
     elif args.transport == "rabbitmq":
         import transports_rabbitmq
 
-        loop = transports_rabbitmq.raw if mode == "raw" else transports_rabbitmq.omconnect
-        produce, consume = loop(args.url, args)
+        produce, consume = transports_rabbitmq.omconnect(args.url, args)
     else:
         import transports_pulsar
 
-        loop = transports_pulsar.raw if mode == "raw" else transports_pulsar.omconnect
-        produce, consume = loop(args.url, args)
+        produce, consume = transports_pulsar.omconnect(args.url, args)
     return {**_sequential(produce, consume, args.records),
             "peak_rss_mib": pipeline.peak_rss_mib()}
+
+
+def _raw_concurrent(mode: str, args: argparse.Namespace) -> dict[str, Any]:
+    """The raw client producing and consuming at once (``raw_concurrent``); for Kafka
+    ``raw`` is confluent-kafka and ``raw-second`` kafka-python.
+    """
+    import raw_concurrent
+
+    if args.transport == "embedded":
+        return raw_concurrent.embedded(args)
+    if args.transport == "kafka":
+        import transports_kafka
+
+        topic = transports_kafka.fresh_topic(args.url, 1)
+        loop = raw_concurrent.kafka_confluent if mode == "raw" else raw_concurrent.kafka_python
+        return loop(args.url, topic, args)
+    if args.transport == "rabbitmq":
+        return raw_concurrent.rabbitmq_pika(args.url, args)
+    return raw_concurrent.pulsar_client(args.url, args)
 
 
 class _Broker:
@@ -172,8 +195,9 @@ def measure(transport: str, args: argparse.Namespace) -> dict[str, Any]:
     try:
         load = os.getloadavg()[0]
         raw = _spawn("raw", transport, broker.url, args, workdir / "raw")
-        api = raw if transport == "embedded" else _spawn("api", transport, broker.url, args,
-                                                         workdir / "api")
+        second = _spawn("raw-second", transport, broker.url, args, workdir / "raw-second") \
+            if transport in SECOND_CLIENT else None
+        api = _spawn("api", transport, broker.url, args, workdir / "api")
         runtime = _spawn("runtime", transport, broker.url, args, workdir / "runtime")
     finally:
         broker.stop()
@@ -186,6 +210,11 @@ def measure(transport: str, args: argparse.Namespace) -> dict[str, Any]:
             if way in run:
                 figures[f"{name}_{way}"] = round(run[way])
         figures[f"{name}_peak_rss_mib"] = round(run["peak_rss_mib"], 1)
+    if second is not None:
+        figures["raw_second_client"] = SECOND_CLIENT[transport]
+        figures["raw_second_records_per_s"] = round(second["records_per_s"])
+        figures["runtime_ratio_to_second"] = round(
+            runtime["records_per_s"] / second["records_per_s"], 3)
     figures["api_ratio"] = round(api["records_per_s"] / raw["records_per_s"], 3)
     figures["runtime_ratio"] = round(runtime["records_per_s"] / raw["records_per_s"], 3)
     return figures
@@ -200,6 +229,9 @@ def _show(transport: str, f: dict[str, Any]) -> None:
 
     print(f"{transport} (raw client: {f['raw_client']}; load {f['load_average']:.2f})")
     print(f"  raw     {rate('raw')}")
+    if "raw_second_client" in f:
+        print(f"  raw ({f['raw_second_client']}) {f['raw_second_records_per_s']:>9,} records/s; "
+              f"runtime ratio to it {f['runtime_ratio_to_second']:.2f}")
     print(f"  api     {rate('api')}  ratio {f['api_ratio']:.2f}")
     print(f"  runtime {rate('runtime')}  ratio {f['runtime_ratio']:.2f} (target >= 0.9)")
 
@@ -212,7 +244,8 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--batch", type=int, default=2000)
-    parser.add_argument("--child", choices=("raw", "api", "runtime"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=("raw", "raw-second", "api", "runtime"),
+                        help=argparse.SUPPRESS)
     parser.add_argument("--url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
