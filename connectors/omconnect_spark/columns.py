@@ -131,6 +131,39 @@ class RecordBatchBuilder:
             columns.append(self._header_column(list(map(_headers, messages))))
         return pa.RecordBatch.from_arrays(columns, schema=self._schema)
 
+    def build_polled(self, polled: Any) -> Any:
+        """One ``pyarrow.RecordBatch`` of a batch a consumer's ``poll_batch`` returned
+        (:func:`omconnect.columnar.consumed_schema`): its columns are cast, not rebuilt,
+        where the decoding allows (bytes, UTF-8 text); otherwise its rows go through
+        :meth:`build` as messages.
+
+        Raises:
+            DataError: As :meth:`build`.
+
+        """
+        pa = self._pa
+        key = self._key.decode_column(polled.column("key"))
+        value = self._value.decode_column(polled.column("value"))
+        if key is None or value is None:
+            from omconnect.columnar.messages import batch_to_messages
+
+            return self.build(batch_to_messages(None, polled))
+        schema = self._schema
+        stamps = polled.column("timestamp")
+        columns = [
+            key, value,
+            polled.column("topic").cast(schema.field("topic").type),
+            polled.column("partition").cast(schema.field("partition").type),
+            polled.column("offset").cast(schema.field("offset").type),
+            self._pc.multiply(stamps, 1000).cast(self._timestamp_type),
+        ]
+        if self._with_headers:
+            headers = polled.column("headers")
+            item_type = self._headers_type.value_type
+            columns.append(pa.ListArray.from_arrays(
+                headers.offsets, headers.values.cast(item_type), type=self._headers_type))
+        return pa.RecordBatch.from_arrays(columns, schema=schema)
+
     def _header_column(self, headers: list[Any]) -> Any:
         pa = self._pa
         offsets = [0]
@@ -175,6 +208,21 @@ class _ColumnDecoder:
         else:
             self._converter = _converter(decoding)
             self.decode = self._convert
+
+    def decode_column(self, column: Any) -> Any:
+        """A polled ``binary`` column as this side's Arrow array, or ``None`` when the
+        decoding needs the per-message way (a converter, or text that is not UTF-8, whose
+        error names the message).
+        """
+        pa = self._pa
+        if self.decode == self._binary:
+            return column
+        if self.decode == self._utf8:
+            try:
+                return column.cast(pa.string())
+            except pa.ArrowInvalid:
+                return None
+        return None
 
     def _binary(self, data: list[bytes | None], messages: Sequence[Message]) -> Any:
         return self._pa.array(data, self._pa.binary())

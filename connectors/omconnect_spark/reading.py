@@ -95,18 +95,21 @@ def read_range(
             consumer.seek(tp, position)
             timeout = options.read_timeout_ms / 1000
             deadline = time.monotonic() + timeout
+            columnar = _columnar()
             while position < offset_range.end:
                 wanted = min(options.fetch_max_records, offset_range.end - position)
                 remaining = deadline - time.monotonic()
                 try:
-                    messages = consumer.poll(wanted, max(0.0, min(_POLL_SLICE_S, remaining)))
+                    wait = max(0.0, min(_POLL_SLICE_S, remaining))
+                    polled = consumer.poll_batch(wanted, wait) if columnar \
+                        else consumer.poll(wanted, wait)
                 except RetriableError as exc:  # the broker is away: wait within the deadline
                     if time.monotonic() >= deadline:
                         raise
                     _log.warning("polling %s failed (%s); retrying", tp, exc)
                     time.sleep(_POLL_SLICE_S)
                     continue
-                if not messages:
+                if not len(polled):
                     if time.monotonic() >= deadline:
                         report_data_loss(
                             f"{tp}: records at offsets {position}..{offset_range.end - 1} "
@@ -116,6 +119,15 @@ def read_range(
                         return
                     continue
                 deadline = time.monotonic() + timeout
+                if columnar:
+                    assert not isinstance(polled, list)
+                    batch = _within(polled, offset_range.end)
+                    position = polled.column("offset")[-1].as_py() + 1
+                    if batch.num_rows:
+                        yield builder.build_polled(batch)
+                    continue
+                messages = polled
+                assert isinstance(messages, list)
                 last = messages[-1].offset
                 assert last is not None
                 position = last + 1
@@ -127,6 +139,25 @@ def read_range(
             consumer.close()
     finally:
         transport.close()
+
+
+def _columnar() -> bool:
+    """Whether the transport's batches can be read as Arrow columns (``poll_batch``)."""
+    try:
+        import omconnect.columnar  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _within(polled: Any, end: int) -> Any:
+    """The rows of ``polled`` before offset ``end``."""
+    import pyarrow.compute as pc
+
+    offsets = polled.column("offset")
+    if offsets[-1].as_py() < end:
+        return polled
+    return polled.filter(pc.less(offsets, end))
 
 
 def _assigned(transport: Transport, partition: TopicPartition) -> Consumer:
