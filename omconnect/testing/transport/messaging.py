@@ -177,6 +177,64 @@ class MessagingCases(TransportCase):
             f"{expected - len(set(values))} of {expected} acknowledged messages were lost"
         assert len(values) == expected, f"{len(values) - expected} duplicates"
 
+    def test_two_writers_on_one_partition_skip_nothing_for_a_reader(self, kit: Kit) -> None:
+        """TRANSPORT-74: two producers of separate transport instances appending to one
+        partition while a consumer reads it: every acknowledged message reaches the
+        consumer, each once, in offset order (offsets become visible in order, so a reader
+        never moves past a message that is still being written).
+        """
+        topic = kit.topic(partitions=1)
+        consumer = kit.listening(kit.group(), [topic])
+        per_writer = kit.count(1500)
+        writers = [kit.factory() for _ in range(2)]
+        errors: list[BaseException] = []
+        acknowledged: list[bytes] = []
+        lock = threading.Lock()
+
+        def write(index: int) -> None:
+            producer = writers[index].producer()
+            try:
+                for start in range(0, per_writer, 50):
+                    values = [f"w{index}:{n:06d}".encode()
+                              for n in range(start, min(per_writer, start + 50))]
+                    producer.send([Message(topic, value=v) for v in values]).result(
+                        timeout=kit.settings.timeout)
+                    with lock:
+                        acknowledged.extend(values)
+            except BaseException as exc:
+                errors.append(exc)
+            finally:
+                producer.close()
+
+        try:
+            threads = [threading.Thread(target=write, args=(i,)) for i in range(2)]
+            for thread in threads:
+                thread.start()
+            received: list[Message] = []
+            deadline = Deadline(kit.settings.timeout * 2)
+            while any(t.is_alive() for t in threads) and not deadline.expired:
+                received.extend(consumer.poll(500, 0.1))
+            for thread in threads:
+                thread.join(max(deadline.remaining, 0.01))
+            assert not any(t.is_alive() for t in threads), "a writer hangs"
+            assert not errors, f"sends failed: {errors[:3]}"
+            expected = set(acknowledged)
+            received += kit.receive_until(
+                consumer, lambda got: expected <= {m.value for m in received + got})
+        finally:
+            for writer in writers:
+                writer.close()
+        values = [m.value for m in received]
+        missing = expected - set(values)
+        assert not missing, f"{len(missing)} of {len(expected)} acknowledged messages were " \
+                            f"skipped by the reader, e.g. {sorted(missing)[:3]}"
+        assert len(values) == len(set(values)), f"{len(values) - len(set(values))} duplicates"
+        offsets = [m.offset for m in received if m.offset is not None]
+        assert offsets == sorted(offsets), "the reader got the partition out of offset order"
+        for index in range(2):
+            own = [v for v in values if v is not None and v.startswith(f"w{index}:".encode())]
+            assert own == sorted(own), f"writer {index}'s messages arrived out of order"
+
     def test_close_flushes(self, kit: Kit) -> None:
         """TRANSPORT-10: closing a producer first delivers every message sent on it."""
         topic = kit.topic()
