@@ -15,6 +15,7 @@ require("numpy", plugin="the file sink's columnar path", extra="columnar")
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
 from omconnect_file.sink import line_of  # noqa: E402
 
 __all__ = ["lines_of_column"]
@@ -30,10 +31,8 @@ def lines_of_column(column: pa.Array) -> bytes | memoryview:
     rows = len(column)
     if rows == 0:
         return b""
-    buffers = column.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset:column.offset + rows + 1]
-    data = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None \
-        else np.zeros(0, dtype=np.uint8)
+    offsets = offsets_of(column)
+    data = np.frombuffer(data_of(column), dtype=np.uint8)
     lengths = np.diff(offsets).astype(np.int64)
     nulls = None
     if column.null_count:

@@ -8,6 +8,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from omconnect.columnar.buffers import offsets_of
 from omconnect.columnar.columns import HEADERS, KEY, VALUE
 from omconnect.errors import MessageTooLargeError
 
@@ -23,9 +24,7 @@ def _lengths(batch: pa.RecordBatch, name: str) -> np.ndarray | int:
         return 0
     if not (pa.types.is_binary(column.type) or pa.types.is_string(column.type)):
         column = column.cast(pa.binary())
-    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[
-        column.offset:column.offset + len(column) + 1]
-    lengths: np.ndarray = np.diff(offsets).astype(np.int64)
+    lengths: np.ndarray = np.diff(offsets_of(column)).astype(np.int64)
     return lengths
 
 

@@ -22,6 +22,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
+from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
 from omconnect.columnar.columns import (  # noqa: E402
     HEADERS,
     KEY,
@@ -196,12 +197,10 @@ def _all_equal(strings: pa.Array, value: str) -> bool:
         return bool(pc.all(pc.equal(strings, value)).as_py())
     rows = len(strings)
     expected = value.encode()
-    buffers = strings.buffers()
-    ends = np.frombuffer(buffers[1], dtype=np.int32)[strings.offset:strings.offset + rows + 1]
+    ends = offsets_of(strings)
     start, end = int(ends[0]), int(ends[-1])
     if end - start != rows * len(expected):
         return False
     if not (np.diff(ends) == len(expected)).all():
         return False
-    data = memoryview(buffers[2])[start:end] if buffers[2] is not None else memoryview(b"")
-    return bytes(data) == expected * rows
+    return bytes(data_of(strings)[start:end]) == expected * rows

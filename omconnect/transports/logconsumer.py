@@ -375,6 +375,28 @@ class LogConsumer(Consumer):
 
     def _fetch_columns(self, max_records: int) -> Any:
         """:meth:`_fetch`, in Arrow batches: one batch, or ``[]`` when nothing was read."""
+        parts = self._fetch_parts(max_records, self._read_columns, len,
+                                  lambda part: part.column("offset")[-1].as_py())
+        if len(parts) <= 1:
+            return parts[0] if parts else []
+        import pyarrow as pa
+
+        return pa.concat_batches(parts)
+
+    def _fetch(self, max_records: int) -> list[Message]:
+        batch: list[Message] = []
+        for messages in self._fetch_parts(max_records, self._read, len,
+                                          lambda part: part[-1].offset):
+            batch += messages
+        return batch
+
+    def _fetch_parts(self, max_records: int, read: Callable[[TopicPartition, int, int], Any],
+                     size: Callable[[Any], int], last_offset: Callable[[Any], int]
+                     ) -> list[Any]:
+        """What ``read`` returns for the readable partitions, in turn (a different first
+        partition each poll), up to ``max_records`` in all; each partition's position
+        moved past what it returned.
+        """
         readable = [tp for tp in self._order if tp not in self._paused]
         if not readable:
             return []
@@ -387,47 +409,17 @@ class LogConsumer(Consumer):
             if wanted <= 0:
                 break
             try:
-                part = self._read_columns(tp, self._positions[tp], wanted)
+                part = read(tp, self._positions[tp], wanted)
             except Exception:
                 if not parts:
-                    raise
-                _log.debug("reading %s failed after %d records of this poll; returning "
-                           "those", tp, got, exc_info=True)
-                break
-            if part is not None and part.num_rows:
-                self._positions[tp] = part.column("offset")[-1].as_py() + 1
-                parts.append(part)
-                got += part.num_rows
-        if not parts:
-            return []
-        if len(parts) == 1:
-            return parts[0]
-        import pyarrow as pa
-
-        return pa.concat_batches(parts)
-
-    def _fetch(self, max_records: int) -> list[Message]:
-        readable = [tp for tp in self._order if tp not in self._paused]
-        if not readable:
-            return []
-        first = self._turn % len(readable)
-        self._turn += 1
-        batch: list[Message] = []
-        for tp in readable[first:] + readable[:first]:
-            wanted = max_records - len(batch)
-            if wanted <= 0:
-                break
-            try:
-                messages = self._read(tp, self._positions[tp], wanted)
-            except Exception:
-                if not batch:
                     raise
                 # Hand out what earlier partitions returned (their positions moved past
                 # it); the failing partition is read again by a later poll.
                 _log.debug("reading %s failed after %d records of this poll; returning "
-                           "those", tp, len(batch), exc_info=True)
+                           "those", tp, got, exc_info=True)
                 break
-            if messages:
-                self._positions[tp] = messages[-1].offset + 1  # type: ignore[operator]
-                batch += messages
-        return batch
+            if part is not None and size(part):
+                self._positions[tp] = last_offset(part) + 1
+                parts.append(part)
+                got += size(part)
+        return parts

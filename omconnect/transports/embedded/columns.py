@@ -17,6 +17,7 @@ require("numpy", plugin="the columnar path", extra="columnar")
 import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
+from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
 from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema  # noqa: E402
 from omconnect.columnar.messages import wire_headers  # noqa: E402
 from omconnect.errors import TransportError  # noqa: E402
@@ -51,11 +52,7 @@ def _data(column: pa.Array | None) -> tuple[memoryview, np.ndarray] | None:
     """A binary column's data buffer and its ``rows + 1`` offsets into it."""
     if column is None or pa.types.is_null(column.type) or len(column) == 0:
         return None
-    buffers = column.buffers()
-    offsets = np.frombuffer(buffers[1], dtype=np.int32)[column.offset:
-                                                        column.offset + len(column) + 1]
-    data = memoryview(buffers[2]) if buffers[2] is not None else memoryview(b"")
-    return data, offsets
+    return data_of(column), offsets_of(column)
 
 
 def _slice(data: tuple[memoryview, np.ndarray] | None, start: int, stop: int) -> memoryview:
