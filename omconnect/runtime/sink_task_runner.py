@@ -19,8 +19,8 @@ fails naming the cause.
 A task that takes Arrow batches (``put_batch``, see
 :mod:`omconnect.connector.batch_tasks`) is fed from ``Consumer.poll_batch`` when
 :class:`~omconnect.runtime.columnar_stages.SinkColumns` can read keys and values as
-columns (no transform, converters with a column form): one batch from poll to put, no
-object per record. A batch it cannot read goes the per-record way (each failing record
+columns (converters with a column form, transforms with one): one batch from poll to put,
+no object per record. A batch it cannot read goes the per-record way (each failing record
 tolerated or reported as above) and reaches ``put_batch`` rebuilt from the records.
 
 The sink subscribes only to topics that exist (:mod:`omconnect.runtime.sink_topics`):

@@ -45,6 +45,9 @@ class ArrowTask(BatchSourceTask):
         keys = [f"k{n % 3}" for n in range(self.next, end)]
         if self.kind == "binary":
             columns = [pa.array([k.encode() for k in keys]), pa.array([v.encode() for v in values])]
+        elif self.kind == "big":  # row 7 is 4 KiB
+            columns = [pa.array(keys), pa.array(["x" * 4096 if n == 7 else f"v{n}"
+                                                 for n in range(self.next, end)])]
         elif self.kind == "tombstones":  # every third value is null
             columns = [pa.array(keys), pa.array([None if n % 3 == 0 else f"v{n}"
                                                  for n in range(self.next, end)], pa.string())]

@@ -279,3 +279,19 @@ def test_a_batch_sink_reports_errant_rows_to_the_dead_letter_topic(worker_config
                    and herder.offsets("batches").offsets[0]["offset"]["kafka_offset"] == 40)
         assert _metrics(herder, "batches").columnar == 40
     assert sorted(m.value for m in read_topic(worker_config, "dlq")) == [b"v30", b"v7"]
+
+
+def test_a_row_over_the_size_limit_is_dead_lettered_and_the_batch_goes_on(worker_config):
+    config = dict(worker_config, **STRINGS, **{"memory.max.message.bytes": 1024})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(_arrow_source(
+            rows=20, batch=10, kind="big", errors_tolerance="all",
+            errors_deadletterqueue_topic_name="dlq"))
+        eventually(lambda: len(read_topic(worker_config, "arrow-out")) == 19)
+        eventually(lambda: len(read_topic(worker_config, "dlq")) == 1)
+        eventually(lambda: herder.offsets("arrow").offsets[0]["offset"] == {"row": 20})
+        source = _metrics(herder, "arrow")
+        assert source.columnar_fallback == 10, "the batch with the big row went per record"
+        assert source.columnar == 10
+    assert sorted(m.value for m in read_topic(worker_config, "arrow-out")) == sorted(
+        f"v{n}".encode() for n in range(20) if n != 7)
