@@ -30,6 +30,12 @@ _live_lock = threading.Lock()
 _live: dict[int, BrokerHandleBase] = {}
 
 
+class BrokerStartError(RuntimeError):
+    """A test broker (or its storage helper, or a RabbitMQ vhost) did not start or become
+    usable in time. The launchers of every transport raise it (their modules re-export it).
+    """
+
+
 def live_handles() -> list[BrokerHandleBase]:
     """The handles of this process that were started and not stopped yet."""
     with _live_lock:

@@ -329,3 +329,11 @@ def test_no_launcher_processes_left_running() -> None:
     """Runs last in this module: every broker the tests above started is gone."""
     assert not live_handles()
     assert _children_matching("tansu", "pulsar-lite", "moto") == []
+
+
+def test_every_launcher_raises_the_one_broker_start_error() -> None:
+    from omconnect.testing.broker_handles import BrokerStartError
+
+    for module in (kafka_testing, pulsar_testing, rabbitmq_testing):
+        assert module.BrokerStartError is BrokerStartError, module.__name__
+    assert issubclass(kafka_testing.StorageNotSupportedError, BrokerStartError)

@@ -97,7 +97,7 @@ import urllib.request
 from pathlib import Path
 from typing import Literal
 
-from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
+from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle, BrokerStartError
 from omconnect.testing.processes import find_broker_binary, free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
 from omconnect.testing.processes import terminate_process_group as _terminate
@@ -146,10 +146,6 @@ _SCRUBBED_ENV = frozenset(
         "all_proxy",
     }
 )
-
-
-class BrokerStartError(RuntimeError):
-    """Raised when a broker (or its storage helper) fails to start in time."""
 
 
 class StorageNotSupportedError(BrokerStartError):

@@ -76,7 +76,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle
+from omconnect.testing.broker_handles import AddressInUse, BrokerProcessHandle, BrokerStartError
 from omconnect.testing.processes import find_broker_binary, free_port, port_open
 from omconnect.testing.processes import log_tail as _tail
 
@@ -106,10 +106,6 @@ PROBE_TOPIC = "non-persistent://public/default/omconnect-readiness-probe"
 """Topic the readiness check creates a producer on (non-persistent: stores nothing)."""
 
 _HOST = "127.0.0.1"
-
-
-class BrokerStartError(RuntimeError):
-    """Raised when the broker fails to start or become ready in time."""
 
 
 def find_pulsar_lite_binary() -> Path:

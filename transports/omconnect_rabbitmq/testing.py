@@ -45,7 +45,7 @@ import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omconnect.testing.broker_handles import BrokerHandleBase
+from omconnect.testing.broker_handles import BrokerHandleBase, BrokerStartError
 
 if TYPE_CHECKING:
     from omconnect.testing.profile import TransportProfile
@@ -71,10 +71,6 @@ VHOST_PREFIX = "omconnect-test-"
 
 _CTL_CANDIDATES = ("/usr/sbin/rabbitmqctl", "/usr/lib/rabbitmq/bin/rabbitmqctl")
 _SERVER_CANDIDATES = ("/usr/sbin/rabbitmq-server", "/usr/lib/rabbitmq/bin/rabbitmq-server")
-
-
-class BrokerStartError(RuntimeError):
-    """Raised when the server or a vhost does not become usable in time."""
 
 
 class RabbitmqctlError(RuntimeError):
