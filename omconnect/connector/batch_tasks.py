@@ -22,7 +22,20 @@ if TYPE_CHECKING:
     from omconnect.columnar.source_batch import SourceBatch
     from omconnect.records import SinkRecord, SourceRecord
 
-__all__ = ["BatchSinkTask", "BatchSourceTask", "batches_of", "polls_batches", "puts_batches"]
+__all__ = ["BatchSinkTask", "BatchSourceTask", "batches_of", "columnar_available",
+           "polls_batches", "puts_batches"]
+
+
+def columnar_available() -> bool:
+    """Whether the columnar path's libraries (pyarrow, numpy: the ``columnar`` extra) are
+    installed. Without them a task that also implements ``poll``/``put`` (the built-in
+    file and null sinks do) runs record by record.
+    """
+    try:
+        import omconnect.columnar  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def polls_batches(task: SourceTask) -> bool:

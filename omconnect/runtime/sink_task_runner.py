@@ -37,7 +37,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from operator import attrgetter
 from typing import Any
 
-from omconnect.connector.batch_tasks import puts_batches
+from omconnect.connector.batch_tasks import columnar_available, puts_batches
 from omconnect.connector.context import ErrantRecordReporter, SinkTaskContext
 from omconnect.connector.task import SinkTask
 from omconnect.errors import (
@@ -201,7 +201,7 @@ class SinkTaskRunner(TaskRunner):
             settings.errors, connector=self.id.connector, task=self.id.task,
             metrics=self.metrics, stopping=self.stopping, dead_letter_queue=dead_letters)
         self._transforms = TransformRunner.from_config(settings.values, self._errors)
-        if self._puts_batches and setup.worker["columnar.enable"]:
+        if self._puts_batches and setup.worker["columnar.enable"] and columnar_available():
             from omconnect.runtime.columnar_stages import SinkColumns
 
             columns = SinkColumns(converters, self._transforms.chain)

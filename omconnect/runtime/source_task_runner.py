@@ -32,7 +32,7 @@ from functools import partial
 from operator import attrgetter
 from typing import Any
 
-from omconnect.connector.batch_tasks import batches_of, polls_batches
+from omconnect.connector.batch_tasks import batches_of, columnar_available, polls_batches
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
 from omconnect.connector.task import SourceTask
 from omconnect.errors import (
@@ -130,7 +130,7 @@ class SourceTaskRunner(TaskRunner):
         self._outstanding = 0  # sends and dead-letter writes without a reply yet
         # Columnar: the task returns Arrow batches and needs no per-record callback.
         self._polls_batches = polls_batches(task) and not self._calls_commit_record and \
-            bool(worker["columnar.enable"])
+            bool(worker["columnar.enable"]) and columnar_available()
         self._columns: Any = None  # a SourceColumns when _polls_batches
 
     # -- setup ------------------------------------------------------------------------

@@ -154,3 +154,46 @@ def test_conformance_without_pytest_names_the_extra_and_exits_two() -> None:
     assert result.returncode == 2, result.stderr
     assert "pip install 'omconnect[test]'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_core_pipeline_runs_without_the_columnar_extra(tmp_path) -> None:
+    """The quick start's file source and file sink (and the data generator's payload task
+    with the null sink) run on a core install: tasks that also take Arrow batches fall back
+    to put/poll when pyarrow is not there.
+    """
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(200)))
+    report = _run(f"""
+        import json, time
+        from omconnect.runtime import StandaloneHerder
+        from omconnect_console.null import COUNTS
+        config = {{"transport": "embedded", "embedded.path": {str(tmp_path / "log.db")!r},
+                   "offset.flush.interval.ms": 100}}
+        with StandaloneHerder(config) as herder:
+            herder.create_connector({{"name": "in", "connector.class": "file-source",
+                                      "file": {str(source)!r}, "topic": "lines"}})
+            herder.create_connector({{"name": "out", "connector.class": "file-sink",
+                                      "file": {str(sink)!r}, "topics": "lines"}})
+            herder.create_connector({{"name": "gen", "connector.class": "datagen",
+                                      "topic": "p", "quickstart": "payload",
+                                      "max.messages": 500}})
+            herder.create_connector({{"name": "drop", "connector.class": "null",
+                                      "topics": "p"}})
+            deadline = time.monotonic() + 60
+            def done():
+                import pathlib
+                out = pathlib.Path({str(sink)!r})
+                return (out.exists() and out.read_text().count("\\n") == 200
+                        and COUNTS["drop"] >= 500)
+            while not done() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            states = {{name: herder.connector_status(name).tasks[0].state.value
+                       for name in ("in", "out", "gen", "drop")}}
+            columnar = sum(m.columnar for m in herder.metrics())
+        print(json.dumps({{"states": states, "dropped": COUNTS["drop"],
+                          "columnar": columnar}}))
+    """)
+    assert report["states"] == dict.fromkeys(("in", "out", "gen", "drop"), "RUNNING"), report
+    assert sink.read_text() == source.read_text()
+    assert report["dropped"] == 500
+    assert report["columnar"] == 0
