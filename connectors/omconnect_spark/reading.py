@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from omconnect.connector.batch_tasks import columnar_available
 from omconnect.errors import RetriableError
 from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message
@@ -95,7 +96,7 @@ def read_range(
             consumer.seek(tp, position)
             timeout = options.read_timeout_ms / 1000
             deadline = time.monotonic() + timeout
-            columnar = _columnar()
+            columnar = columnar_available()
             while position < offset_range.end:
                 wanted = min(options.fetch_max_records, offset_range.end - position)
                 remaining = deadline - time.monotonic()
@@ -139,15 +140,6 @@ def read_range(
             consumer.close()
     finally:
         transport.close()
-
-
-def _columnar() -> bool:
-    """Whether the transport's batches can be read as Arrow columns (``poll_batch``)."""
-    try:
-        import omconnect.columnar  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _within(polled: Any, end: int) -> Any:

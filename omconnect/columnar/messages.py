@@ -15,8 +15,10 @@ import pyarrow as pa
 from omconnect.columnar.columns import (
     HEADERS,
     KEY,
+    OFFSET,
     PARTITION,
     TIMESTAMP,
+    TOPIC,
     VALUE,
     WIRE_HEADERS_TYPE,
     consumed_schema,
@@ -68,11 +70,11 @@ def batch_to_messages(topic: str | None, batch: pa.RecordBatch) -> list[Message]
             return [None] * rows
         return batch.column(name).to_pylist()  # type: ignore[no-any-return]
 
-    topics = repeat(topic, rows) if topic is not None else column("topic")
+    topics = repeat(topic, rows) if topic is not None else column(TOPIC)
     headers = wire_headers(batch.column(HEADERS) if HEADERS in names else None, rows)
     return list(map(build_message, topics, _as_bytes(column(KEY)), _as_bytes(column(VALUE)),
                     headers, column(TIMESTAMP), column(PARTITION),
-                    column("offset")))
+                    column(OFFSET)))
 
 
 def _as_bytes(values: list[object]) -> list[bytes | None]:

@@ -16,8 +16,10 @@ import pyarrow as pa
 from omconnect.columnar.columns import (
     HEADERS,
     KEY,
+    OFFSET,
     PARTITION,
     TIMESTAMP,
+    TOPIC,
     VALUE,
     WIRE_HEADERS_TYPE,
 )
@@ -135,7 +137,7 @@ def sink_records_to_batch(
         _column([r.key for r in records], "key"),
         _column([r.value for r in records], "value"),
         pa.array(headers, WIRE_HEADERS_TYPE),
-    ], names=["topic", PARTITION, "offset", TIMESTAMP, KEY, VALUE, HEADERS])
+    ], names=[TOPIC, PARTITION, OFFSET, TIMESTAMP, KEY, VALUE, HEADERS])
 
 
 def _header_bytes(topic: str, key: str, schema: Schema | None, value: Any,

@@ -171,16 +171,12 @@ class FailureCases(TransportCase):
         of its native client's pass-through prefixes) is rejected with a ConfigError
         naming it, before any client is opened.
         """
-        _unknown_option_case(kit)
-
-
-def _unknown_option_case(kit: Kit) -> None:
-    factory = TransportFactory.rebuilding(kit.transport)
-    key = f"no.such.option.{uuid.uuid4().hex[:6]}"
-    with pytest.raises(ConfigError) as caught:
-        TransportFactory(transport_class=factory.transport_class,
-                         config={**factory.config, key: "1"})()
-    assert key in str(caught.value), f"the error does not name the unknown key {key!r}"
+        factory = TransportFactory.rebuilding(kit.transport)
+        key = f"no.such.option.{uuid.uuid4().hex[:6]}"
+        with pytest.raises(ConfigError) as caught:
+            TransportFactory(transport_class=factory.transport_class,
+                             config={**factory.config, key: "1"})()
+        assert key in str(caught.value), f"the error does not name the unknown key {key!r}"
 
 
 def _poll_through(consumer: Consumer, wanted: set[bytes], deadline: Deadline
