@@ -60,12 +60,12 @@ class Broker:
         if name == "embedded":
             self.options = {"path": str(directory / "data"), "synchronous": "normal"}
         elif name == "kafka":
-            from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, start_broker
+            from omconnect_testbrokers.kafka import TEST_CLIENT_OPTIONS, start_broker
 
             self.handle = start_broker(directory / "tansu")
             self.options = {"bootstrap.servers": self.handle.url, **TEST_CLIENT_OPTIONS}
         elif name == "rabbitmq":
-            from omconnect_rabbitmq.testing import ensure_server_running, start_broker
+            from omconnect_testbrokers.rabbitmq import ensure_server_running, start_broker
 
             ensure_server_running()
             self.handle = start_broker()

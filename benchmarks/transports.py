@@ -148,16 +148,16 @@ class _Broker:
         self.handle: Any = None
         self.url = ""
         if transport == "kafka":
-            from omconnect_kafka.testing import start_broker
+            from omconnect_testbrokers.kafka import start_broker
 
             self.handle = start_broker(workdir / "tansu")
         elif transport == "rabbitmq":
-            from omconnect_rabbitmq.testing import ensure_server_running, start_broker
+            from omconnect_testbrokers.rabbitmq import ensure_server_running, start_broker
 
             ensure_server_running()
             self.handle = start_broker(workdir)
         elif transport == "pulsar":
-            from omconnect_pulsar.testing import start_broker
+            from omconnect_testbrokers.pulsar import start_broker
 
             self.handle = start_broker(workdir / "pulsar-lite")
         if self.handle is not None:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.testing import start_broker
+from omconnect_testbrokers.kafka import start_broker
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from omconnect_pulsar import PulsarTransport
-from omconnect_pulsar.testing import start_broker
+from omconnect_testbrokers.pulsar import start_broker
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message

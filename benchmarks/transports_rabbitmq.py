@@ -36,7 +36,7 @@ from typing import Any
 
 import pika
 from omconnect_rabbitmq import RabbitMQTransport
-from omconnect_rabbitmq.testing import start_broker
+from omconnect_testbrokers.rabbitmq import start_broker
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec

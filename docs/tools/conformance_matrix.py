@@ -65,7 +65,7 @@ def broker_versions(transports: list[str]) -> dict[str, str]:
     versions: dict[str, str] = {}
     if "kafka" in transports:
         try:
-            from omconnect_kafka.testing import find_tansu_binary
+            from omconnect_testbrokers.kafka import find_tansu_binary
 
             tansu = _command_output([str(find_tansu_binary()), "--version"])
         except (ImportError, FileNotFoundError) as exc:
@@ -74,7 +74,7 @@ def broker_versions(transports: list[str]) -> dict[str, str]:
                              f"kafka-python {_version('kafka-python')}")
     if "rabbitmq" in transports:
         try:
-            from omconnect_rabbitmq.testing import rabbitmqctl
+            from omconnect_testbrokers.rabbitmq import rabbitmqctl
 
             server = rabbitmqctl("version").strip()
         except Exception as exc:  # the server or rabbitmqctl may be missing

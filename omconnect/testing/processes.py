@@ -1,16 +1,14 @@
-"""Process and port helpers for test-broker launchers (standard library only).
+"""Process and port helpers (standard library only): free loopback ports, and stopping a
+child process with its whole process group.
 
-The launchers in ``transports/omconnect_*/testing.py`` start brokers as child processes
-in their own process group on free loopback ports; these are the pieces they share.
+The kit's pipeline cases run workers this way; test-broker launchers (such as
+``omconnect_testbrokers`` in ``tests/brokers``) use the same helpers for brokers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import importlib.resources
-import importlib.util
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,7 +16,6 @@ from pathlib import Path
 
 __all__ = [
     "LOOPBACK",
-    "find_broker_binary",
     "free_port",
     "kill_process_group",
     "log_tail",
@@ -77,38 +74,3 @@ def port_open(port: int, host: str = LOOPBACK) -> bool:
             return True
     except OSError:
         return False
-
-
-def find_broker_binary(name: str, *, env_var: str, package: str, missing_hint: str) -> Path:
-    """Locate a broker executable: ``$env_var``, then ``bin/<name>`` inside the installed
-    ``package``, then ``name`` on ``PATH``.
-
-    Args:
-        name: The executable's file name.
-        env_var: Environment variable that overrides the search.
-        package: Importable package that ships the binary in its ``bin`` folder.
-        missing_hint: What to do when none is found (ends the error message).
-
-    Returns:
-        Absolute path of an executable file.
-
-    Raises:
-        FileNotFoundError: If ``$env_var`` names no executable file, or none is found.
-
-    """
-    override = os.environ.get(env_var)
-    if override:
-        path = Path(override)
-        if path.is_file() and os.access(path, os.X_OK):
-            return path.resolve()
-        raise FileNotFoundError(f"${env_var}={override!r} is not an executable file")
-    if importlib.util.find_spec(package) is not None:
-        resource = importlib.resources.files(package).joinpath("bin", name)
-        if resource.is_file():
-            path = Path(str(resource))
-            if os.access(path, os.X_OK):
-                return path.resolve()
-    on_path = shutil.which(name)
-    if on_path:
-        return Path(on_path).resolve()
-    raise FileNotFoundError(f"no {name} binary: {missing_hint}")

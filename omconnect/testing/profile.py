@@ -8,15 +8,20 @@ for the cross-process cases.
 A :class:`TransportProfile` is what a transport's own test setup supplies to the kit: the
 options to use, an optional :class:`BrokerControl` for the broker-restart case, and an
 optional configuration that points at a broker that is not there (for the
-unreachable-broker case). A transport package offers one by defining
-``conformance_profile(workdir) -> TransportProfile`` in its ``testing`` module (e.g.
-``omconnect_kafka/testing.py``), or a config file names it with ``conformance.profile``.
+unreachable-broker case). A package offers one by registering a
+``conformance_profile(workdir) -> TransportProfile`` function under the
+``omconnect.conformance_profiles`` entry point, named after the transport (the embedded
+transport's is ``omconnect.transports.embedded.testing``; omconnect's own test brokers
+register theirs from ``tests/brokers``), or a config file names one with
+``conformance.profile``.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import subprocess
+import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +32,7 @@ from omconnect.errors import ConfigError
 from omconnect.transport.spi import Transport
 
 __all__ = [
+    "PROFILE_ENTRY_POINTS",
     "TMP_PLACEHOLDER",
     "BrokerControl",
     "CommandBrokerControl",
@@ -40,6 +46,11 @@ __all__ = [
 
 TMP_PLACEHOLDER = "{tmp}"
 """Written in a config value, replaced by a fresh directory for each case."""
+
+PROFILE_ENTRY_POINTS = "omconnect.conformance_profiles"
+"""The entry-point group where a package registers a transport's profile: the entry's
+name is the transport's name, its value ``module:function`` taking the run's directory
+and returning a :class:`TransportProfile`."""
 
 KIT_PREFIX = "conformance."
 """Config-file keys with this prefix configure the kit, not the transport."""
@@ -188,9 +199,11 @@ class TransportProfile:
         ``conformance.restart.command``, ``conformance.unreachable.config.<option>`` and
         ``conformance.unreachable.timeout``, ``conformance.xfail.<case>`` (the reason a
         case is expected to fail on this broker). Without ``conformance.profile`` the
-        ``conformance_profile`` function of the transport package's ``testing`` module is
-        used when there is one. The remaining keys are transport options (a
-        ``<name>.`` prefix, as in worker configs, is removed) and override the profile's.
+        profile registered for the transport's name under :data:`PROFILE_ENTRY_POINTS` is
+        used when there is one (else, with a deprecation warning, the
+        ``conformance_profile`` function of the transport package's ``testing``
+        module). The remaining keys are transport options (a ``<name>.`` prefix, as in
+        worker configs, is removed) and override the profile's.
         """
         name = getattr(transport_class, "name", "")
         kit = {k[len(KIT_PREFIX):]: v for k, v in settings.items() if k.startswith(KIT_PREFIX)}
@@ -237,9 +250,29 @@ def _profile_hook(
                 f"conformance.profile {named!r} cannot be imported ({exc}); write it as "
                 "package.module:function", key="conformance.profile") from exc
         return hook
+    name = str(getattr(transport_class, "name", "") or "")
+    for entry_point in importlib.metadata.entry_points(group=PROFILE_ENTRY_POINTS):
+        if entry_point.name == name:
+            try:
+                registered: Callable[[Path], TransportProfile] = entry_point.load()
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(
+                    f"the conformance profile registered for transport {name!r} "
+                    f"({entry_point.value}) cannot be imported: {exc}",
+                    key="conformance.profile") from exc
+            return registered
+    return _legacy_profile_hook(transport_class)
+
+
+def _legacy_profile_hook(
+    transport_class: type[Transport],
+) -> Callable[[Path], TransportProfile] | None:
+    """``conformance_profile`` of the transport package's ``testing`` module: how
+    profiles were found before the entry point (still honoured, with a warning).
+    """
     module = importlib.import_module(transport_class.__module__)
     package = module.__name__ if hasattr(module, "__path__") else module.__name__.rpartition(".")[0]
-    if not package or package == "omconnect.transports":
+    if not package:
         return None
     try:
         testing = importlib.import_module(f"{package}.testing")
@@ -249,6 +282,12 @@ def _profile_hook(
         raise
     found: Callable[[Path], TransportProfile] | None = getattr(
         testing, "conformance_profile", None)
+    if found is not None:
+        warnings.warn(
+            f"found the conformance profile of transport {transport_class.name!r} in "
+            f"{package}.testing by convention; register it under the "
+            f"{PROFILE_ENTRY_POINTS!r} entry point instead ({transport_class.name} = "
+            f'"{package}.testing:conformance_profile")', DeprecationWarning, stacklevel=2)
     return found
 
 

@@ -12,16 +12,15 @@ import uuid
 from pathlib import Path
 
 import pytest
-
-from omconnect.testing.broker_handles import live_handles
+from omconnect_testbrokers.handles import live_handles
 
 _TRANSPORTS = Path(__file__).resolve().parents[2] / "transports"
 if str(_TRANSPORTS) not in sys.path:
     sys.path.insert(0, str(_TRANSPORTS))
 
-from omconnect_kafka import testing as kafka_testing  # noqa: E402
-from omconnect_pulsar import testing as pulsar_testing  # noqa: E402
-from omconnect_rabbitmq import testing as rabbitmq_testing  # noqa: E402
+from omconnect_testbrokers import kafka as kafka_testing  # noqa: E402
+from omconnect_testbrokers import pulsar as pulsar_testing  # noqa: E402
+from omconnect_testbrokers import rabbitmq as rabbitmq_testing  # noqa: E402
 
 TIMEOUT = 15.0
 
@@ -332,7 +331,7 @@ def test_no_launcher_processes_left_running() -> None:
 
 
 def test_every_launcher_raises_the_one_broker_start_error() -> None:
-    from omconnect.testing.broker_handles import BrokerStartError
+    from omconnect_testbrokers.handles import BrokerStartError
 
     for module in (kafka_testing, pulsar_testing, rabbitmq_testing):
         assert module.BrokerStartError is BrokerStartError, module.__name__

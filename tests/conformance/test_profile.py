@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 import pickle
+import warnings
 from pathlib import Path
 
 import pytest
 
 from omconnect.errors import ConfigError
 from omconnect.testing.profile import (
+    PROFILE_ENTRY_POINTS,
     CommandBrokerControl,
     TransportFactory,
     TransportProfile,
@@ -57,8 +61,36 @@ def test_a_bad_unreachable_timeout_names_the_key(tmp_path: Path) -> None:
 def test_embedded_transport_ships_a_profile(tmp_path: Path) -> None:
     from omconnect.transports.embedded import EmbeddedTransport
 
-    profile = TransportProfile.resolve(EmbeddedTransport, {}, tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # found by its entry point, not by convention
+        profile = TransportProfile.resolve(EmbeddedTransport, {}, tmp_path)
     assert "{tmp}" in profile.config["path"]
+
+
+def test_the_test_brokers_register_their_profiles_by_transport_name() -> None:
+    registered = {e.name: e.value for e in
+                  importlib.metadata.entry_points(group=PROFILE_ENTRY_POINTS)}
+    assert registered["kafka"] == "omconnect_testbrokers.kafka:conformance_profile"
+    assert registered["rabbitmq"] == "omconnect_testbrokers.rabbitmq:conformance_profile"
+    assert registered["pulsar"] == "omconnect_testbrokers.pulsar:conformance_profile"
+
+
+def test_a_profile_in_a_testing_module_is_still_found_with_a_warning(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "legacy_transport"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        "from omconnect.transports.memory import MemoryTransport\n\n"
+        "class LegacyTransport(MemoryTransport):\n    name = 'legacy'\n")
+    (package / "testing.py").write_text(
+        "from omconnect.testing.profile import TransportProfile\n\n"
+        "def conformance_profile(workdir):\n"
+        "    return TransportProfile(config={'namespace': 'from-the-testing-module'})\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    legacy = importlib.import_module("legacy_transport")
+    with pytest.warns(DeprecationWarning, match=PROFILE_ENTRY_POINTS):
+        profile = TransportProfile.resolve(legacy.LegacyTransport, {}, tmp_path)
+    assert profile.config == {"namespace": "from-the-testing-module"}
 
 
 def test_factory_is_picklable_and_reopens_the_same_storage(tmp_path: Path) -> None:

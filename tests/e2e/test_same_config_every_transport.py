@@ -113,19 +113,19 @@ def broker_options(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     def start(transport: str) -> dict[str, object]:
         workdir = tmp_path_factory.mktemp(f"{transport}-broker")
         if transport == "kafka":
-            from omconnect_kafka.testing import TEST_CLIENT_OPTIONS
-            from omconnect_kafka.testing import start_broker as start_tansu
+            from omconnect_testbrokers.kafka import TEST_CLIENT_OPTIONS
+            from omconnect_testbrokers.kafka import start_broker as start_tansu
             tansu = start_tansu(workdir)
             started.append(tansu)
             return {"bootstrap.servers": tansu.url, **TEST_CLIENT_OPTIONS}
         if transport == "rabbitmq":
-            from omconnect_rabbitmq.testing import ensure_server_running
-            from omconnect_rabbitmq.testing import start_broker as start_vhost
+            from omconnect_testbrokers.rabbitmq import ensure_server_running
+            from omconnect_testbrokers.rabbitmq import start_broker as start_vhost
             ensure_server_running()
             vhost = start_vhost(workdir)
             started.append(vhost)
             return {"url": vhost.url}  # the transport's defaults (stream topics)
-        from omconnect_pulsar.testing import start_broker as start_lite
+        from omconnect_testbrokers.pulsar import start_broker as start_lite
         lite = start_lite(workdir)
         started.append(lite)
         return {"service.url": lite.url}  # the transport's defaults

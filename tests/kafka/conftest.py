@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 import pytest
 from kafka_support import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options  # noqa: F401
-from omconnect_kafka.testing import BrokerHandle, start_broker
+from omconnect_testbrokers.kafka import BrokerHandle, start_broker
 
 
 @pytest.fixture(scope="session")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, free_port
+from omconnect_testbrokers.kafka import TEST_CLIENT_OPTIONS, free_port
 
 DRIVERS = ("kafka-python", "confluent")
 

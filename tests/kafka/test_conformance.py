@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 from kafka_support import UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.testing import (
+from omconnect_testbrokers.kafka import (
     KAFKA_PYTHON_NULL_HEADER,
     TANSU_END_OFFSETS,
     TEST_CLIENT_OPTIONS,

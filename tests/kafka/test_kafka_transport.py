@@ -14,7 +14,7 @@ from kafka_support import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreac
 from omconnect_kafka import KafkaTransport
 from omconnect_kafka.offsets import kv_topic
 from omconnect_kafka.partitioner import partition_for_key
-from omconnect_kafka.testing import BrokerHandle
+from omconnect_testbrokers.kafka import BrokerHandle
 from test_partitioner import JAVA_MURMUR2, java_partition
 
 from omconnect.errors import (

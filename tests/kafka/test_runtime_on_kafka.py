@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kafka_support import DRIVERS
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.testing import TEST_CLIENT_OPTIONS, BrokerHandle
+from omconnect_testbrokers.kafka import TEST_CLIENT_OPTIONS, BrokerHandle
 
 from omconnect.cli import main
 

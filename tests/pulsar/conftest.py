@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("pulsar", reason="needs pulsar-client (omconnect[pulsar])")
 
 from omconnect_pulsar import PulsarTransport
-from omconnect_pulsar.testing import (
+from omconnect_testbrokers.pulsar import (
     BrokerHandle,
     lite_profile_options,
     start_broker,

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from omconnect_pulsar import PulsarTransport
-from omconnect_pulsar.testing import (
+from omconnect_testbrokers.pulsar import (
     KILLED_CONSUMER_BACKLOG_DEFECT,
     PULSAR_LITE_BATCHING_DEFECTS,
     PULSAR_LITE_DEFECTS,

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from omconnect_pulsar import PulsarTransport
 from omconnect_pulsar.client import pulsar_module
-from omconnect_pulsar.testing import (
+from omconnect_testbrokers.pulsar import (
     FAILOVER_REDELIVERY_DEFECT,
     KILLED_CONSUMER_BACKLOG_DEFECT,
     SECOND_CONNECTION_SUBSCRIBE_DEFECT,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from omconnect_pulsar import PulsarTransport
-from omconnect_pulsar.testing import free_port, lite_profile_options
+from omconnect_testbrokers.pulsar import free_port, lite_profile_options
 
 from omconnect.cli import main
 from omconnect.errors import (

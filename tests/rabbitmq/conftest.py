@@ -13,8 +13,8 @@ from rabbitmq_helpers import FAST_GROUPS
 
 pytest.importorskip("pika")
 
-from omconnect_rabbitmq.testing import BrokerHandle, ensure_server_running, start_broker
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from omconnect_testbrokers.rabbitmq import BrokerHandle, ensure_server_running, start_broker
 
 
 @pytest.fixture(scope="module")

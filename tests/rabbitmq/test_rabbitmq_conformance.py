@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from omconnect_rabbitmq.testing import BrokerHandle
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from omconnect_testbrokers.rabbitmq import BrokerHandle
 from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect.testing.profile import TransportFactory, UnreachableBroker

@@ -13,8 +13,8 @@ from typing import Any
 import pika
 import pytest
 from omconnect_rabbitmq import topology
-from omconnect_rabbitmq.testing import BrokerHandle, rabbitmqctl
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from omconnect_testbrokers.rabbitmq import BrokerHandle, rabbitmqctl
 from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect import plugins

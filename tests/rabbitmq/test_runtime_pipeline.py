@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from omconnect_rabbitmq.testing import BrokerHandle
+from omconnect_testbrokers.rabbitmq import BrokerHandle
 
 from omconnect.testing.pipeline_restart import run_across_restart
 from omconnect.testing.processes import terminate_process_group

@@ -14,8 +14,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from omconnect_rabbitmq.testing import BrokerHandle
 from omconnect_rabbitmq.transport import RabbitMQTransport
+from omconnect_testbrokers.rabbitmq import BrokerHandle
 from slow_link import SlowLink
 
 from omconnect.errors import TransportTimeoutError

@@ -55,7 +55,7 @@ def _testing(module: str) -> Any:
 
 @pytest.fixture(scope="module")
 def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    testing = _testing("omconnect_kafka.testing")
+    testing = _testing("omconnect_testbrokers.kafka")
     _testing("kafka")
     broker = testing.start_broker(tmp_path_factory.mktemp("tansu"))
     yield broker
@@ -64,7 +64,7 @@ def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def rabbitmq() -> Iterator[Any]:
-    testing = _testing("omconnect_rabbitmq.testing")
+    testing = _testing("omconnect_testbrokers.rabbitmq")
     _testing("pika")
     testing.ensure_server_running()
     broker = testing.start_broker()
@@ -74,7 +74,7 @@ def rabbitmq() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def pulsar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    testing = _testing("omconnect_pulsar.testing")
+    testing = _testing("omconnect_testbrokers.pulsar")
     _testing("pulsar")
     broker = testing.start_broker(tmp_path_factory.mktemp("pulsar-lite"))
     yield broker
@@ -83,7 +83,7 @@ def pulsar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def kafka_target(request: pytest.FixtureRequest) -> Target:
     broker = request.getfixturevalue("tansu")
-    from omconnect_kafka.testing import TEST_CLIENT_OPTIONS
+    from omconnect_testbrokers.kafka import TEST_CLIENT_OPTIONS
 
     return Target("kafka", {"bootstrap.servers": broker.url, **TEST_CLIENT_OPTIONS},
                   replayable=True, partitions=2, single_message_tail=True)
@@ -105,7 +105,10 @@ def rabbitmq_classic_target(request: pytest.FixtureRequest) -> Target:
 
 def pulsar_target(request: pytest.FixtureRequest) -> Target:
     broker = request.getfixturevalue("pulsar")
-    from omconnect_pulsar.testing import SECOND_CONNECTION_SUBSCRIBE_DEFECT, lite_profile_options
+    from omconnect_testbrokers.pulsar import (
+        SECOND_CONNECTION_SUBSCRIBE_DEFECT,
+        lite_profile_options,
+    )
 
     # A longer operation timeout than the lite profile's 10 s: on a loaded 2-core machine
     # pulsar-lite has answered a subscribe in more than 10 s.

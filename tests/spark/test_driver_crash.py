@@ -103,7 +103,7 @@ def source(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Source]:
         options = {"transport": "embedded", "embedded.path": str(tmp_path / "data")}
         yield Source(options, partitions=2)
         return
-    testing = pytest.importorskip("omconnect_rabbitmq.testing")
+    testing = pytest.importorskip("omconnect_testbrokers.rabbitmq")
     testing.ensure_server_running()
     broker = testing.start_broker()  # RabbitMQ: stream topics, its default
     try:

