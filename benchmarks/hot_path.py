@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from omconnect_console.null import NullSinkTask
-from omconnect_datagen.source import DatagenTask
+from omconnect_datagen.task import DatagenTask
 
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
 from omconnect.records import SourceRecord

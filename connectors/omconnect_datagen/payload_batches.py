@@ -1,6 +1,6 @@
 """``quickstart=payload`` on the columnar path: each poll is one Arrow batch.
 
-The values are the same bytes :class:`~omconnect_datagen.source.DatagenTask` makes for
+The values are the same bytes :class:`~omconnect_datagen.task.DatagenTask` makes for
 the same seed and sequence numbers (both cut them from
 :func:`~omconnect_datagen.quickstarts.payload_bytes`), and the offsets are the same
 (``{"sequence": n}``), so a connector resumes across the two. The batch's ``value``
@@ -22,7 +22,7 @@ import pyarrow as pa  # noqa: E402
 from omconnect.columnar import SourceBatch  # noqa: E402
 from omconnect.connector.batch_tasks import BatchSourceTask  # noqa: E402
 from omconnect_datagen.quickstarts import BLOCK, block_rng, payload_bytes  # noqa: E402
-from omconnect_datagen.source import DatagenTask  # noqa: E402
+from omconnect_datagen.task import DatagenTask  # noqa: E402
 
 __all__ = ["PayloadBatchTask"]
 

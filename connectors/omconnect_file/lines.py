@@ -1,7 +1,7 @@
 r"""The file sink's lines of an Arrow value column: each value and a ``\n``.
 
 A ``string`` or ``binary`` column is laid out with numpy from its data and offsets
-buffers (nulls written as ``null``, as :func:`~omconnect_file.sink.line_of` writes them);
+buffers (nulls written as ``null``, as :func:`~omconnect_file.line_text.line_of` writes them);
 other types go value by value through ``line_of``.
 """
 
@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
-from omconnect_file.sink import line_of  # noqa: E402
+from omconnect_file.line_text import line_of  # noqa: E402
 
 __all__ = ["lines_of_column"]
 

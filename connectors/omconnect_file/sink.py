@@ -38,6 +38,7 @@ from omconnect.config import ConfigDef, ConfigType, Importance
 from omconnect.connector import SinkConnector, SinkTask
 from omconnect.errors import IllegalStateError
 from omconnect.records import SinkRecord, TopicPartition
+from omconnect_file.line_text import line_of
 
 __all__ = ["FileStreamSinkConnector", "FileStreamSinkTask", "drop_torn_last_line", "line_of"]
 
@@ -51,19 +52,6 @@ CONFIG_DEF = ConfigDef().define(
 
 _log = logging.getLogger(__name__)
 _TAIL_STEP = 1 << 16
-
-
-def line_of(value: Any) -> bytes:
-    """The line (without newline) the sink writes for ``value``."""
-    if isinstance(value, str):
-        return value.encode("utf-8", "surrogateescape")
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return bytes(value)
-    if value is None:
-        return b"null"
-    if isinstance(value, bool):
-        return b"true" if value else b"false"
-    return str(value).encode("utf-8", "surrogateescape")
 
 
 class FileStreamSinkConnector(SinkConnector):
@@ -178,7 +166,7 @@ class FileStreamSinkTask(SinkTask):
             IllegalStateError: The task was stopped (or not started).
 
         """
-        from omconnect_file.lines import lines_of_column
+        from omconnect_file.lines import lines_of_column  # needs pyarrow: only here
 
         self._write(lines_of_column(batch.column("value")))
 

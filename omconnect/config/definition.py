@@ -9,7 +9,7 @@ from typing import Any
 
 import attrs
 
-from omconnect.config.secrets import looks_secret
+from omconnect.config.secret_names import looks_secret
 from omconnect.config.types import ConfigType, Importance, Password
 from omconnect.config.validators import Validator
 from omconnect.errors import ConfigError, DataError

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from omconnect.config.definition import ConfigDef
-from omconnect.config.files import FORMATS, load_config_file
+from omconnect.config.file_parsing import FORMATS, read_config_file
 from omconnect.config.types import Password
 from omconnect.errors import ConfigError
 
@@ -334,7 +334,7 @@ class _Resolver:
         if path not in self._files:
             format_ = FORMATS.get(path.suffix.lower(), "properties")
             try:
-                self._files[path] = load_config_file(path, format=format_, resolve=False)
+                self._files[path] = read_config_file(path, format=format_)
             except ConfigError as exc:
                 raise _Unresolvable(exc.message) from None
         return self._files[path]

@@ -26,31 +26,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from omconnect.config.definition import ConfigDef
+from omconnect.config.providers import ResolvedConfig, references_in, resolve_references
+from omconnect.config.secret_names import MASK, SECRET_NAME_PARTS, looks_secret
 from omconnect.config.types import Password
-
-if TYPE_CHECKING:
-    from omconnect.config.definition import ConfigDef
 
 __all__ = ["MASK", "SECRET_NAME_PARTS", "looks_secret", "scrub", "secret_values"]
 
-MASK = Password.MASK
-"""What a secret is shown as."""
-
-SECRET_NAME_PARTS = ("password", "passwd", "secret", "token", "credential", "sasl.jaas",
-                     "apikey", "api.key", "api_key", "private.key")
-"""A key (or record field) whose lower-cased name contains one of these is secret."""
-
 SHORTEST_SCRUBBED = 4
 """Shorter secret values are not scrubbed from messages (they would mangle every word)."""
-
-
-def looks_secret(name: str) -> bool:
-    """Whether a config key or record field named ``name`` holds a secret, by its name."""
-    lowered = name.lower()
-    return any(part in lowered for part in SECRET_NAME_PARTS)
-
 
 def secret_values(
     config: Mapping[str, Any],
@@ -75,9 +61,6 @@ def secret_values(
             directory).
 
     """
-    from omconnect.config.definition import ConfigDef
-    from omconnect.config.providers import ResolvedConfig, references_in, resolve_references
-
     shown = ConfigDef.masked(config, definition)
     references_of = config.references if isinstance(config, ResolvedConfig) else None
     found: set[str] = set()
@@ -99,8 +82,6 @@ def secret_values(
 
 def _literal(text: str) -> bool:
     """Whether ``text`` holds more than references (which are no secret)."""
-    from omconnect.config.providers import references_in
-
     for reference in references_in(text):
         text = text.replace(reference, "")
     return bool(text.strip())

@@ -47,7 +47,7 @@ import attrs
 
 from omconnect.data import logical
 from omconnect.data.builder import SchemaBuilder
-from omconnect.data.schema import Schema, Type
+from omconnect.data.schema import Schema, Type, validate_value
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 
@@ -455,8 +455,6 @@ def _optional(builder: SchemaBuilder, optional: bool) -> SchemaBuilder:
 
 
 def _with_default(schema: Schema, default: Any) -> Schema:
-    from omconnect.data.values import validate_value
-
     validate_value(schema, default, path="default")
     return attrs.evolve(schema, default=default)
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from omconnect.data.schema import Schema, Type
+from omconnect.data.schema import Schema, Type, validate_value
 from omconnect.data.struct import Struct
-from omconnect.data.values import validate_value
 from omconnect.errors import DataError
 
 __all__ = ["check_value", "role_prefix"]

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from omconnect.data import logical
-from omconnect.data.schema import Schema, Type, struct_fields
-from omconnect.data.values import validate_value
+from omconnect.data.schema import Schema, Type, struct_fields, validate_value
 from omconnect.errors import DataError
 
 __all__ = ["SchemaBuilder"]

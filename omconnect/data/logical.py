@@ -23,6 +23,7 @@ import datetime as dt
 import decimal
 from typing import Any
 
+from omconnect.data.logical_names import DATE, DECIMAL, LOGICAL_NAMES, SCALE, TIME, TIMESTAMP
 from omconnect.data.schema import Schema, Type
 from omconnect.errors import DataError
 
@@ -30,6 +31,7 @@ __all__ = [
     "DATE",
     "DECIMAL",
     "LOGICAL_NAMES",
+    "SCALE",
     "TIME",
     "TIMESTAMP",
     "date_schema",
@@ -40,12 +42,6 @@ __all__ = [
     "to_logical",
 ]
 
-DECIMAL = "org.apache.kafka.connect.data.Decimal"
-DATE = "org.apache.kafka.connect.data.Date"
-TIME = "org.apache.kafka.connect.data.Time"
-TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
-SCALE = "scale"
-LOGICAL_NAMES = frozenset({DECIMAL, DATE, TIME, TIMESTAMP})
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_DATE = dt.date(1970, 1, 1)

@@ -7,8 +7,7 @@ from typing import Any
 
 import attrs
 
-from omconnect.data.schema import Schema, Type
-from omconnect.data.values import validate_value
+from omconnect.data.schema import Schema, StructValue, Type, validate_value
 from omconnect.errors import DataError
 
 __all__ = ["SchemaAndValue", "Struct"]
@@ -16,7 +15,7 @@ __all__ = ["SchemaAndValue", "Struct"]
 _UNSET: Any = object()
 
 
-class Struct:
+class Struct(StructValue):
     """A value of a STRUCT schema: named fields, each validated against its field schema.
 
     Every :meth:`put` is validated at once; :meth:`validate` checks that every required

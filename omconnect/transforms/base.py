@@ -37,16 +37,14 @@ Third-party transforms register in the ``omconnect.transforms`` entry-point grou
 from __future__ import annotations
 
 import abc
+import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from omconnect.config.definition import ConfigDef
 from omconnect.records import ConnectRecord
 
-if TYPE_CHECKING:
-    from omconnect.transforms.chain import TransformChain, TransformStage
-
-__all__ = ["Predicate", "TransformChain", "TransformStage", "Transformation"]
+__all__ = ["Predicate", "Transformation"]
 
 R = TypeVar("R", bound=ConnectRecord)
 
@@ -142,9 +140,11 @@ class Predicate(abc.ABC):
 
 
 def __getattr__(name: str) -> Any:
-    # TransformChain lives in chain.py (which imports this module); it is importable
-    # from here too, as the runtime's entry point next to the SPI it drives.
+    # A deprecated alias: TransformChain and TransformStage live in chain.py (which
+    # imports this module) and are exported by omconnect.transforms.
     if name in ("TransformChain", "TransformStage"):
+        warnings.warn(f"import {name} from omconnect.transforms (or .chain), not from "
+                      "omconnect.transforms.base", DeprecationWarning, stacklevel=2)
         from omconnect.transforms import chain
 
         return getattr(chain, name)

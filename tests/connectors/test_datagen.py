@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from connector_helpers import JsonOffsets, start_tasks
-from omconnect_datagen import source as datagen_source
+from omconnect_datagen import task as datagen_task
 from omconnect_datagen.quickstarts import BLOCK, QUICKSTARTS
 from omconnect_datagen.source import DatagenConnector
 
@@ -102,7 +102,7 @@ def test_tasks_share_the_records_each_made_exactly_once():
 
 def test_rate_limits_records_per_second(monkeypatch):
     clock = [100.0]
-    monkeypatch.setattr(datagen_source.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(datagen_task.time, "monotonic", lambda: clock[0])
     (task,) = _start(rate=50, **{"batch.size": 1000})
     task._stopping.wait = lambda timeout=None: clock.__setitem__(0, clock[0] + (timeout or 0))
     assert len(task.poll()) == 1  # the first record is due at once

@@ -1,0 +1,54 @@
+"""Names that moved to break import loops or to split a module by job are still
+importable from where users found them.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+SAME_OBJECT = [
+    # (old module, new module, name)
+    ("omconnect.data.values", "omconnect.data.schema", "validate_value"),
+    ("omconnect.data.logical", "omconnect.data.logical_names", "DECIMAL"),
+    ("omconnect.data.logical", "omconnect.data.logical_names", "TIMESTAMP"),
+    ("omconnect.data.logical", "omconnect.data.logical_names", "LOGICAL_NAMES"),
+    ("omconnect.config.secrets", "omconnect.config.secret_names", "looks_secret"),
+    ("omconnect.config.secrets", "omconnect.config.secret_names", "MASK"),
+    ("omconnect.config.secrets", "omconnect.config.secret_names", "SECRET_NAME_PARTS"),
+    ("omconnect.config.files", "omconnect.config.file_parsing", "parse_config"),
+    ("omconnect.config.files", "omconnect.config.file_parsing", "flatten"),
+    ("omconnect.config.files", "omconnect.config.file_parsing", "config_format"),
+    ("omconnect.config.files", "omconnect.config.file_parsing", "FORMATS"),
+    ("omconnect_datagen.source", "omconnect_datagen.task", "DatagenTask"),
+    ("omconnect_file.sink", "omconnect_file.line_text", "line_of"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "name"), SAME_OBJECT)
+def test_a_moved_name_is_the_same_object_at_its_old_path(old: str, new: str,
+                                                         name: str) -> None:
+    assert getattr(importlib.import_module(old), name) is \
+        getattr(importlib.import_module(new), name)
+
+
+@pytest.mark.parametrize("name", ["TransformChain", "TransformStage"])
+def test_the_chain_from_the_transform_spi_module_is_a_deprecated_alias(name: str) -> None:
+    from omconnect.transforms import base, chain
+
+    with pytest.warns(DeprecationWarning, match="omconnect.transforms"):
+        alias = getattr(base, name)
+    assert alias is getattr(chain, name)
+
+
+def test_a_struct_is_a_struct_value_of_the_validation_layer() -> None:
+    from omconnect.data import SchemaBuilder, Struct
+    from omconnect.data.schema import StructValue
+    from omconnect.errors import DataError
+
+    schema = SchemaBuilder.struct().field("id", SchemaBuilder.int32().build()).build()
+    schema.validate_value(Struct(schema, {"id": 1}))
+    with pytest.raises(DataError, match="struct schema needs a Struct, got dict"):
+        schema.validate_value({"id": 1})
+    assert isinstance(Struct(schema, {"id": 1}), StructValue)
