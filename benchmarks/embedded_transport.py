@@ -29,7 +29,7 @@ from pathlib import Path
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 
 def peak_rss_mib() -> float:

@@ -51,7 +51,7 @@ from omconnect.runtime.record_conversion import (
 from omconnect.runtime.sink_task_runner import _last_offsets
 from omconnect.runtime.submitted_records import SubmittedRecords
 from omconnect.transport import Message, TopicSpec
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 TOPIC = "hot-path"
 

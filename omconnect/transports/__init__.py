@@ -1,13 +1,31 @@
-"""The transports that ship in core, and the pieces they share.
+"""Moved: the built-in transports and the driver kit live in :mod:`omconnect.transport`,
+beside the Transport SPI they implement.
 
-* :mod:`omconnect.transports.memory` — ``memory``: in-process, for tests and connector
-  authors.
-* :mod:`omconnect.transports.embedded` — ``embedded`` (the default): a durable local log
-  on SQLite, shared by several processes of one machine.
+==========================================  =============================================
+old name                                    new name
+==========================================  =============================================
+``omconnect.transports.memory``             :mod:`omconnect.transport.memory`
+``omconnect.transports.embedded``           :mod:`omconnect.transport.embedded`
+``omconnect.transports.checks``             :mod:`omconnect.transport.kit.checks`
+``omconnect.transports.grouping``           :mod:`omconnect.transport.kit.grouping`
+``omconnect.transports.logconsumer``        :mod:`omconnect.transport.kit.log_consumer`
+``omconnect.transports.partitioning``       :mod:`omconnect.transport.kit.partitioning`
+==========================================  =============================================
 
-Both store topics as partitioned logs and share the same partitioner
-(:mod:`~omconnect.transports.partitioning`), consumer-group protocol
-(:mod:`~omconnect.transports.grouping`) and consumer logic
-(:mod:`~omconnect.transports.logconsumer`), so they behave alike; only where the log lives
-differs. Load them by name through :func:`omconnect.plugins.load`.
+The old names keep working (with a deprecation warning): importing one gives the module
+at its new name.
 """
+
+from omconnect.module_aliases import alias_modules
+
+MOVES = {
+    "omconnect.transports.memory": "omconnect.transport.memory",
+    "omconnect.transports.embedded": "omconnect.transport.embedded",
+    "omconnect.transports.checks": "omconnect.transport.kit.checks",
+    "omconnect.transports.grouping": "omconnect.transport.kit.grouping",
+    "omconnect.transports.logconsumer": "omconnect.transport.kit.log_consumer",
+    "omconnect.transports.partitioning": "omconnect.transport.kit.partitioning",
+}
+"""Old module name → new module name."""
+
+alias_modules(MOVES)

@@ -12,7 +12,7 @@ import pytest
 
 from omconnect import plugins
 from omconnect.cli import build_parser, main
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def _props(path: Path, **settings: object) -> str:

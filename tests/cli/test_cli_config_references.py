@@ -14,7 +14,7 @@ import pytest
 from omconnect.cli import main
 from omconnect.records import TopicPartition
 from omconnect.runtime.storage_namespaces import derive_standalone_id
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 IN_VAR = "OMC_CLI_REFS_INPUT"
 SECRET_VAR = "OMC_CLI_REFS_SECRET"

@@ -19,7 +19,7 @@ from omconnect.cli import main
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.runtime.worker_config import WorkerConfig
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 
 def _props(path: Path, **settings: Any) -> str:

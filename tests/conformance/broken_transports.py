@@ -24,6 +24,7 @@ from omconnect.errors import RetriableTransportError, TransportTimeoutError
 from omconnect.records import RecordMetadata, TopicPartition
 from omconnect.testing.profile import TransportProfile
 from omconnect.transport import Capabilities, Message
+from omconnect.transport.memory import MemoryTransport
 from omconnect.transport.spi import (
     Admin,
     Consumer,
@@ -33,7 +34,6 @@ from omconnect.transport.spi import (
     StartFrom,
     Transport,
 )
-from omconnect.transports.memory import MemoryTransport
 
 
 class _Wrapping(Transport):

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-MEMORY = "omconnect.transports.memory:MemoryTransport"
+MEMORY = "omconnect.transport.memory:MemoryTransport"
 
 
 def plugin_args() -> list[str]:

@@ -19,7 +19,7 @@ from omconnect.testing.profile import (
     load_config_file,
     substitute_tmp,
 )
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def test_conformance_keys_configure_the_kit_and_the_rest_the_transport(tmp_path: Path) -> None:
@@ -59,7 +59,7 @@ def test_a_bad_unreachable_timeout_names_the_key(tmp_path: Path) -> None:
 
 
 def test_embedded_transport_ships_a_profile(tmp_path: Path) -> None:
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # found by its entry point, not by convention
@@ -80,7 +80,7 @@ def test_a_profile_in_a_testing_module_is_still_found_with_a_warning(
     package = tmp_path / "legacy_transport"
     package.mkdir()
     (package / "__init__.py").write_text(
-        "from omconnect.transports.memory import MemoryTransport\n\n"
+        "from omconnect.transport.memory import MemoryTransport\n\n"
         "class LegacyTransport(MemoryTransport):\n    name = 'legacy'\n")
     (package / "testing.py").write_text(
         "from omconnect.testing.profile import TransportProfile\n\n"

@@ -16,7 +16,7 @@ from objectstore_helpers import config, start_task, write_jsonl
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.source.task import CLOSE_TIMEOUT
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def _open_files(directory) -> dict[str, int]:

@@ -16,7 +16,7 @@ from omconnect.errors import ConfigError
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.source import HashDistribution
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 OBJECTS = 30
 LINES = 20

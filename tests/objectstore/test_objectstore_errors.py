@@ -19,7 +19,7 @@ from omconnect.connector.lifecycle import State
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.transport import Message
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.runtime.worker_config import WorkerConfig
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 OBJECTS = 20
 LINES = 3000

@@ -30,7 +30,7 @@ from omconnect.errors import (
 from omconnect.records import TopicPartition
 from omconnect.testing.waiting import run_bounded
 from omconnect.transport import Message, TopicSpec
-from omconnect.transports.partitioning import partition_for_key
+from omconnect.transport.kit.partitioning import partition_for_key
 
 pytestmark = pytest.mark.rabbitmq
 

@@ -125,7 +125,7 @@ def test_a_store_failure_never_fails_the_task_and_the_topic_is_recorded_later(
     from omconnect.errors import RetriableTransportError
     from omconnect.runtime.active_topics import ActiveTopics
     from omconnect.runtime.config_store import StatusStore
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     with EmbeddedTransport({"path": str(tmp_path / "data")}) as transport:
         statuses = StatusStore(transport.kv_store("statuses"))

@@ -14,7 +14,7 @@ import pytest
 from rest_helpers import wait_for_state
 
 from omconnect.runtime.storage_namespaces import derive_standalone_id
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 TOPIC_VAR = "OMC_REST_REFS_TOPIC"
 SECRET_VAR = "OMC_REST_REFS_SECRET"

@@ -10,7 +10,7 @@ from runtime_connectors import GATE, RELEASE_BLOCKED, reset_state
 from runtime_support import eventually, read_topic, sink_config, source_config  # noqa: F401
 
 from omconnect.runtime import StandaloneHerder
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 @pytest.fixture(autouse=True)

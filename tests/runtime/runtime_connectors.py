@@ -35,8 +35,8 @@ from omconnect.data import STRING_SCHEMA
 from omconnect.errors import ConnectError, RetriableError, SendError, TransportError
 from omconnect.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 from omconnect.transport import Admin, Capabilities, Consumer, Message, Producer, TopicSpec
+from omconnect.transport.memory import MemoryTransport
 from omconnect.transport.spi import RebalanceListener, StartFrom
-from omconnect.transports.memory import MemoryTransport
 
 STATE: dict[str, dict[str, Any]] = defaultdict(lambda: defaultdict(list))
 """What each connector's tasks observed, by connector name."""

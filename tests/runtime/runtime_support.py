@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from omconnect.testing.waiting import eventually  # noqa: F401  (the tests import it from here)
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def source_config(name: str = "counting", **extra: Any) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from omconnect.errors import ConfigError
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
 from omconnect.runtime.storage_namespaces import derive_standalone_id
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 TOPIC_VAR = "OMC_REFS_TEST_TOPIC"
 SECRET_VAR = "OMC_REFS_TEST_SECRET"

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from omconnect.records import TopicPartition
-from omconnect.transports.embedded import EmbeddedTransport
+from omconnect.transport.embedded import EmbeddedTransport
 
 RECORDS = 20_000
 WORKER = string.Template(textwrap.dedent("""

@@ -9,7 +9,7 @@ from runtime_support import eventually, read_topic, sink_config, source_config
 
 from omconnect.connector.lifecycle import State
 from omconnect.transport import Message
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def _headers(message: Message) -> dict[str, str]:

@@ -14,7 +14,7 @@ from omconnect import plugins
 from omconnect.errors import RetriableTransportError
 from omconnect.runtime import StandaloneHerder
 from omconnect.transport import Capabilities
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 def test_topics_regex_picks_up_topics_created_later(worker_config):
@@ -178,7 +178,7 @@ def test_a_poll_failing_past_the_delivery_timeout_fails_the_task_naming_it(gated
 
 
 def _topics(worker_config):
-    from omconnect.transports.memory import MemoryTransport
+    from omconnect.transport.memory import MemoryTransport
 
     with MemoryTransport({"namespace": worker_config["memory.namespace"]}) as transport:
         return transport.admin().list_topics()

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from omconnect.transport import Message, TopicSpec
+from omconnect.transport.embedded import EmbeddedTransport
 from omconnect.transport.spi import Transport
-from omconnect.transports.embedded import EmbeddedTransport
 
 
 def embedded(path: Path) -> EmbeddedTransport:

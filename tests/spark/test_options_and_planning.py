@@ -403,7 +403,7 @@ def test_min_partitions_splits_ranges_in_proportion_to_their_records():
 def test_offsets_for_timestamps_are_the_first_records_at_or_after_them(tmp_path):
     from omconnect_spark.timestamps import offset_for_timestamp
 
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     with EmbeddedTransport({"path": str(tmp_path)}) as transport:
         producer = transport.producer()

@@ -21,7 +21,7 @@ from omconnect.errors import (
 )
 from omconnect.records import TopicPartition
 from omconnect.transport import Consumer, Message, RebalanceListener, TopicSpec, Transport
-from omconnect.transports.partitioning import partition_for_key
+from omconnect.transport.kit.partitioning import partition_for_key
 
 MakeTransport = Callable[..., Transport]
 

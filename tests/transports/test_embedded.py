@@ -28,8 +28,8 @@ from omconnect.errors import ConfigError, RetriableTransportError, SendError, Tr
 from omconnect.records import TopicPartition
 from omconnect.testing.waiting import eventually
 from omconnect.transport import Message, TopicSpec, Transport
-from omconnect.transports.embedded import EmbeddedTransport
-from omconnect.transports.embedded.codec import CHUNK_RECORDS, decode_chunk, encode_chunks
+from omconnect.transport.embedded import EmbeddedTransport
+from omconnect.transport.embedded.codec import CHUNK_RECORDS, decode_chunk, encode_chunks
 
 SOURCE_ROOT = Path(omconnect.__file__).resolve().parent.parent
 
@@ -111,7 +111,7 @@ def kill(child: subprocess.Popen[str]) -> None:
 PRODUCE_THEN_KILL_SELF = """
     import os, signal, sys
     from omconnect.transport import Message, TopicSpec
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     transport = EmbeddedTransport({"path": sys.argv[1], "synchronous": sys.argv[2]})
     transport.admin().create_topics([TopicSpec("durable", 3)])
@@ -174,7 +174,7 @@ def test_everything_survives_reopening_the_transport(open_transport: Any) -> Non
 
 KV_WRITE = """
     import sys
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     store = EmbeddedTransport({"path": sys.argv[1]}).kv_store("offsets")
     store.put_many({k: v.encode() for k, v in zip(sys.argv[2::2], sys.argv[3::2])})
@@ -193,7 +193,7 @@ def test_kv_last_write_wins_across_process_restarts(data: Path, open_transport: 
 
 KV_HAMMER = """
     import sys
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     store = EmbeddedTransport({"path": sys.argv[1]}).kv_store("shared")
     me = sys.argv[2]
@@ -216,7 +216,7 @@ def test_kv_concurrent_writers_in_two_processes(data: Path, open_transport: Any)
 PRODUCE_KEYED = """
     import sys
     from omconnect.transport import Message
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     producer = EmbeddedTransport({"path": sys.argv[1]}).producer()
     me = sys.argv[2]
@@ -258,7 +258,7 @@ def test_a_blocking_poll_sees_another_processes_writes(data: Path, open_transpor
     child = start_child("""
         import sys, time
         from omconnect.transport import Message
-        from omconnect.transports.embedded import EmbeddedTransport
+        from omconnect.transport.embedded import EmbeddedTransport
         time.sleep(0.5)
         transport = EmbeddedTransport({"path": sys.argv[1]})
         transport.producer().send([Message("x", None, b"from afar")]).result()
@@ -272,7 +272,7 @@ def test_a_blocking_poll_sees_another_processes_writes(data: Path, open_transpor
 
 GROUP_MEMBER = """
     import json, sys
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     transport = EmbeddedTransport({"path": sys.argv[1], "session.timeout.ms": 1500,
                                    "heartbeat.interval.ms": 100})
@@ -469,7 +469,7 @@ def test_sending_from_an_acknowledgement_callback_does_not_deadlock(open_transpo
 CHURN_MEMBER = """
     import json, sys
     from omconnect.records import TopicPartition
-    from omconnect.transports.embedded import EmbeddedTransport
+    from omconnect.transport.embedded import EmbeddedTransport
 
     transport = EmbeddedTransport({"path": sys.argv[1], "session.timeout.ms": 1000,
                                    "heartbeat.interval.ms": 100})

@@ -12,7 +12,7 @@ from incore_cases import InCoreTransportCases, MakeTransport, drain, send
 from omconnect import plugins
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, Transport
-from omconnect.transports.memory import MemoryTransport
+from omconnect.transport.memory import MemoryTransport
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ import pytest
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message
-from omconnect.transports.grouping import range_assignor, round_robin_assignor
-from omconnect.transports.partitioning import (
+from omconnect.transport.kit.grouping import range_assignor, round_robin_assignor
+from omconnect.transport.kit.partitioning import (
     Partitioner,
     UnknownPartitionError,
     murmur2,

@@ -15,12 +15,12 @@ from omconnect.columnar import (  # noqa: E402
 )
 from omconnect.columnar.transforms import append_header, drop_headers, has_header  # noqa: E402
 from omconnect.runtime.columnar_stages import last_offsets  # noqa: E402
-from omconnect.transport.messages import Message  # noqa: E402
-from omconnect.transports.embedded.codec import decode_chunk, encode_chunks  # noqa: E402
-from omconnect.transports.embedded.columns import (  # noqa: E402
+from omconnect.transport.embedded.codec import decode_chunk, encode_chunks  # noqa: E402
+from omconnect.transport.embedded.columns import (  # noqa: E402
     decode_chunk_columns,
     encode_column_chunks,
 )
+from omconnect.transport.messages import Message  # noqa: E402
 
 MESSAGES = [Message("t", b"k1", b"v", (("a", b"1"), ("a", None)), 5, 0, 10),
             Message("t", None, b"", (), 6, 0, 11),

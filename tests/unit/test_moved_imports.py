@@ -52,3 +52,34 @@ def test_a_struct_is_a_struct_value_of_the_validation_layer() -> None:
     with pytest.raises(DataError, match="struct schema needs a Struct, got dict"):
         schema.validate_value({"id": 1})
     assert isinstance(Struct(schema, {"id": 1}), StructValue)
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("omconnect.transports.memory", "omconnect.transport.memory"),
+    ("omconnect.transports.embedded", "omconnect.transport.embedded"),
+    ("omconnect.transports.embedded.transport", "omconnect.transport.embedded.transport"),
+    ("omconnect.transports.checks", "omconnect.transport.kit.checks"),
+    ("omconnect.transports.grouping", "omconnect.transport.kit.grouping"),
+    ("omconnect.transports.logconsumer", "omconnect.transport.kit.log_consumer"),
+    ("omconnect.transports.partitioning", "omconnect.transport.kit.partitioning"),
+])
+def test_an_old_transport_module_path_is_the_moved_module(old: str, new: str) -> None:
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        moved = importlib.import_module(old)
+    assert moved is importlib.import_module(new)
+
+
+def test_a_transport_named_by_its_old_python_path_still_loads() -> None:
+    import sys
+
+    from omconnect import plugins
+    from omconnect.transport.embedded import EmbeddedTransport
+
+    sys.modules.pop("omconnect.transports.embedded", None)
+    with pytest.warns(DeprecationWarning):
+        loaded = plugins.load(plugins.TRANSPORTS,
+                              "omconnect.transports.embedded:EmbeddedTransport")
+    assert loaded is EmbeddedTransport

@@ -3,7 +3,7 @@
 Keyed messages go to ``toPositive(murmur2(key)) % numPartitions``, exactly what the Java
 client's default partitioner (``BuiltInPartitioner.partitionForKey``) computes, so a
 topic written by omconnect and by Java producers keeps one partition per key. The hash
-is :func:`omconnect.transports.partitioning.murmur2` (shared with the in-core transports,
+is :func:`omconnect.transport.kit.partitioning.murmur2` (shared with the in-core transports,
 so a pipeline moved from ``embedded`` to ``kafka`` keeps its key-to-partition mapping).
 
 * kafka-python: the driver installs :class:`KeyPartitioner` (through a thin
@@ -23,7 +23,7 @@ import random
 import threading
 from collections.abc import Sequence
 
-from omconnect.transports.partitioning import murmur2, partition_for_key
+from omconnect.transport.kit.partitioning import murmur2, partition_for_key
 
 __all__ = ["CONFLUENT_PARTITIONER", "KeyPartitioner", "murmur2", "partition_for_key"]
 

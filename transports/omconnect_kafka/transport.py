@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.errors import IllegalStateError
 from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.kit.checks import check_consumer_args, reject_unknown_options
 from omconnect.transport.spi import StartFrom, Transport
-from omconnect.transports.checks import check_consumer_args, reject_unknown_options
 from omconnect_kafka.admin import MAX_PARTITIONS, KafkaAdmin, TopicCreator
 from omconnect_kafka.consumer import KafkaConsumer
 from omconnect_kafka.drivers import (

@@ -34,9 +34,9 @@ from omconnect.errors import (
     TransportTimeoutError,
     UnsupportedOperationError,
 )
+from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
-from omconnect.transports.checks import check_topic_spec
 from omconnect_pulsar.client import TopicNames
 from omconnect_pulsar.errors import ErrorContext, pulsar_errors
 

@@ -32,9 +32,9 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 from omconnect.records import RecordMetadata
+from omconnect.transport.kit.checks import check_message_sizes
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
-from omconnect.transports.checks import check_message_sizes
 from omconnect_pulsar.client import TopicNames, compiled_module
 from omconnect_pulsar.codec import encode_into
 from omconnect_pulsar.errors import ErrorContext, pulsar_errors, translate

@@ -22,8 +22,8 @@ from omconnect.config import (
 )
 from omconnect.errors import ConfigError, IllegalStateError
 from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.kit.checks import check_consumer_args, reject_unknown_options
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
-from omconnect.transports.checks import check_consumer_args, reject_unknown_options
 from omconnect_pulsar.admin import PulsarAdmin
 from omconnect_pulsar.client import (
     CLIENT_LOGGER,

@@ -2,7 +2,7 @@
 
 Features:
     * Topics with partitions on direct exchanges; a keyed message goes to Kafka's
-      partition for its key (murmur2, :mod:`omconnect.transports.partitioning`), routed by
+      partition for its key (murmur2, :mod:`omconnect.transport.kit.partitioning`), routed by
       the partition number, so order per key holds. Topics are created by the admin, a
       first send or a first subscribe (``rabbitmq.default.partitions``); creation is
       create-if-absent and atomic across processes (:mod:`omconnect_rabbitmq.admin`).

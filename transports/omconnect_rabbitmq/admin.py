@@ -29,9 +29,9 @@ from typing import Any
 import attrs
 
 from omconnect.errors import IllegalStateError, TransportError
+from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
-from omconnect.transports.checks import check_topic_spec
 from omconnect_rabbitmq.connection import (
     ChannelOps,
     ConnectionSettings,

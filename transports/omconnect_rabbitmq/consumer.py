@@ -1,7 +1,7 @@
 """The consumer: one AMQP channel per partition it reads, positions and commits.
 
 Positions, group membership, rebalance callbacks, pause/resume and ``wakeup`` come from
-:class:`~omconnect.transports.logconsumer.LogConsumer`; this module supplies the reads:
+:class:`~omconnect.transport.kit.log_consumer.LogConsumer`; this module supplies the reads:
 each partition the consumer holds has a *reader*, an AMQP channel of the consumer's own
 connection with one ``basic.consume`` on it, whose deliveries the I/O thread decodes into
 the reader's buffer.
@@ -58,10 +58,10 @@ from omconnect.errors import (
     UnsupportedOperationError,
 )
 from omconnect.records import TopicPartition
+from omconnect.transport.kit.grouping import Assignor, GroupMember
+from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import RebalanceListener, StartFrom
-from omconnect.transports.grouping import Assignor, GroupMember
-from omconnect.transports.logconsumer import LogConsumer
 from omconnect_rabbitmq.admin import TopicInfo, Topology
 from omconnect_rabbitmq.codec import STREAM_OFFSET, to_message
 from omconnect_rabbitmq.connection import ChannelOps, ConnectionSettings, IoConnection, chain

@@ -1,6 +1,6 @@
 """Consumer groups on RabbitMQ: who is in a group, and who reads which partition.
 
-The protocol of :mod:`omconnect.transports.grouping` (every member computes the same
+The protocol of :mod:`omconnect.transport.kit.grouping` (every member computes the same
 assignment from a view of the group, gives up what is no longer its own, claims what is
 free) runs over two broker mechanisms instead of a shared database:
 
@@ -34,7 +34,7 @@ from typing import Any
 
 from omconnect.errors import TransportError
 from omconnect.records import TopicPartition
-from omconnect.transports.grouping import GroupStore, GroupView
+from omconnect.transport.kit.grouping import GroupStore, GroupView
 from omconnect_rabbitmq.connection import ChannelOps, IoConnection, chain, gather
 from omconnect_rabbitmq.topology import LOCK_ARGUMENTS, group_exchange, lock_queue
 

@@ -1,7 +1,7 @@
 """The producer: batches published on an I/O thread, acknowledged by publisher confirms.
 
 ``send`` runs on the caller's thread: it checks sizes, places each message in a partition
-(Kafka's murmur2 of the key, :mod:`omconnect.transports.partitioning`), builds the AMQP
+(Kafka's murmur2 of the key, :mod:`omconnect.transport.kit.partitioning`), builds the AMQP
 properties, and hands the batch to the producer's I/O thread, which publishes it on a
 channel in confirm mode. The broker confirms persistent messages once they are written
 to disk (``basic.ack``, usually ``multiple=True`` for a run of them); the batch's future
@@ -45,10 +45,10 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 from omconnect.records import RecordMetadata
+from omconnect.transport.kit.checks import check_message_sizes, failed_batch
+from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
-from omconnect.transports.checks import check_message_sizes, failed_batch
-from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
 from omconnect_rabbitmq.admin import TopicInfo, Topology
 from omconnect_rabbitmq.codec import amqp_headers
 from omconnect_rabbitmq.connection import (

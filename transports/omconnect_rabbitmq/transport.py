@@ -16,10 +16,10 @@ from typing import Any, ClassVar
 from omconnect.config import ConfigDef, ConfigType, Importance, OneOf, Range
 from omconnect.errors import ConfigError, IllegalStateError
 from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.kit.checks import MAX_PARTITIONS, check_consumer_args
+from omconnect.transport.kit.grouping import ASSIGNORS
+from omconnect.transport.kit.partitioning import Partitioner
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
-from omconnect.transports.checks import MAX_PARTITIONS, check_consumer_args
-from omconnect.transports.grouping import ASSIGNORS
-from omconnect.transports.partitioning import Partitioner
 from omconnect_rabbitmq.admin import RabbitMQAdmin, Topology
 from omconnect_rabbitmq.connection import ConnectionSettings
 from omconnect_rabbitmq.consumer import RabbitMQConsumer
@@ -123,7 +123,7 @@ class RabbitMQTransport(Transport):
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        from omconnect.transports.checks import reject_unknown_options
+        from omconnect.transport.kit.checks import reject_unknown_options
 
         reject_unknown_options(self.config_def, config or {}, prefix="rabbitmq.")
         super().__init__(config)

@@ -1,6 +1,6 @@
 """The embedded log's chunks written from, and read into, Arrow columns.
 
-A chunk (see :mod:`~omconnect.transports.embedded.codec`) is already columnar: lengths,
+A chunk (see :mod:`~omconnect.transport.embedded.codec`) is already columnar: lengths,
 then every key, then every value. So a batch's ``binary`` columns go into chunks as
 their length arrays and one slice of their data buffers, and a chunk comes back as
 Arrow arrays built over its bytes, with no Python object per record either way. Headers,
@@ -21,7 +21,7 @@ from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
 from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema  # noqa: E402
 from omconnect.columnar.messages import wire_headers  # noqa: E402
 from omconnect.errors import TransportError  # noqa: E402
-from omconnect.transports.embedded.codec import (  # noqa: E402
+from omconnect.transport.embedded.codec import (  # noqa: E402
     _HAS_HEADERS,
     _PREFIX,
     _VERSION,
@@ -67,7 +67,7 @@ def encode_column_chunks(
     headers: pa.Array | None = None,
 ) -> list[tuple[int, bytes]]:
     """The rows of one partition (``binary`` keys, values, ``int64`` timestamps, wire
-    headers) packed into chunks, cut as :func:`~omconnect.transports.embedded.codec.
+    headers) packed into chunks, cut as :func:`~omconnect.transport.embedded.codec.
     encode_chunks` cuts them.
 
     Returns:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from omconnect.errors import ConfigError, RetriableTransportError, TransportError
-from omconnect.transports.embedded.schema import SCHEMA_VERSION, create_schema
+from omconnect.transport.embedded.schema import SCHEMA_VERSION, create_schema
 
 __all__ = ["Database", "sqlite_errors", "translate", "write_transaction"]
 

@@ -14,14 +14,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from omconnect.records import TopicPartition
+from omconnect.transport.embedded.catalog import Catalog, partition_range
+from omconnect.transport.embedded.codec import decode_chunk
+from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.groups import Heartbeat, SqliteGroupStore
+from omconnect.transport.kit.grouping import Assignor, GroupMember
+from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import RebalanceListener, StartFrom
-from omconnect.transports.embedded.catalog import Catalog, partition_range
-from omconnect.transports.embedded.codec import decode_chunk
-from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
-from omconnect.transports.embedded.groups import Heartbeat, SqliteGroupStore
-from omconnect.transports.grouping import Assignor, GroupMember
-from omconnect.transports.logconsumer import LogConsumer
 
 __all__ = ["EmbeddedConsumer"]
 
@@ -44,7 +44,7 @@ def _weakly(method: Callable[[], bool]) -> Callable[[], bool | None]:
 
 
 class EmbeddedConsumer(LogConsumer):
-    """Reads the embedded log; see :class:`~omconnect.transports.logconsumer.LogConsumer`.
+    """Reads the embedded log; see :class:`~omconnect.transport.kit.log_consumer.LogConsumer`.
 
     Args:
         database: The database.
@@ -164,7 +164,7 @@ class EmbeddedConsumer(LogConsumer):
         return messages
 
     def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
-        from omconnect.transports.embedded.columns import decode_chunk_columns
+        from omconnect.transport.embedded.columns import decode_chunk_columns
 
         pid = self._partition_id(partition)
         if pid is None:

@@ -2,7 +2,7 @@
 
 A subclass says how to read a partition from an offset, where a partition's log begins and
 ends, how to store and load committed offsets, and how to wait for new messages; this
-class does the rest: positions, group membership (:mod:`~omconnect.transports.grouping`),
+class does the rest: positions, group membership (:mod:`~omconnect.transport.kit.grouping`),
 rebalance callbacks, ``assign``/``seek``, pause/resume, ``wakeup`` and a poll that visits
 partitions in turn so none starves.
 """
@@ -18,9 +18,9 @@ from typing import Any
 
 from omconnect.errors import IllegalStateError, TransportError
 from omconnect.records import TopicPartition
+from omconnect.transport.kit.grouping import GroupMember
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, RebalanceListener, StartFrom
-from omconnect.transports.grouping import GroupMember
 
 __all__ = ["LogConsumer"]
 

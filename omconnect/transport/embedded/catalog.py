@@ -7,8 +7,8 @@ import sqlite3
 import time
 from collections.abc import Mapping
 
+from omconnect.transport.embedded.schema import OFFSET_BITS
 from omconnect.transport.messages import TopicSpec
-from omconnect.transports.embedded.schema import OFFSET_BITS
 
 __all__ = ["Catalog", "create_topic", "delete_topic", "list_topics", "partition_range"]
 

@@ -7,11 +7,11 @@ import threading
 from collections.abc import Sequence
 
 from omconnect.errors import IllegalStateError
+from omconnect.transport.embedded.catalog import create_topic, delete_topic, list_topics
+from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
-from omconnect.transports.checks import check_topic_spec
-from omconnect.transports.embedded.catalog import create_topic, delete_topic, list_topics
-from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
 
 __all__ = ["EmbeddedAdmin"]
 

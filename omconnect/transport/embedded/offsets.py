@@ -13,8 +13,8 @@ import threading
 from collections.abc import Iterator, Mapping
 
 from omconnect.errors import IllegalStateError
+from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
 from omconnect.transport.spi import KeyValueStore
-from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
 
 __all__ = ["EmbeddedKeyValueStore"]
 

@@ -1,7 +1,7 @@
 """The embedded transport's tables, in one SQLite database file.
 
 Records are stored in chunks (runs of consecutive records of one partition, packed as
-:mod:`~omconnect.transports.embedded.codec` describes), one chunk per ``log`` row, keyed by
+:mod:`~omconnect.transport.embedded.codec` describes), one chunk per ``log`` row, keyed by
 a single integer::
 
     id = partition_id << OFFSET_BITS | offset of the chunk's last record

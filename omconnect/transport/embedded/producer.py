@@ -2,7 +2,7 @@
 
 The :class:`LogWriter` of a transport owns its write connection. It takes every batch
 waiting when it is free (up to ``MAX_RECORDS_PER_TRANSACTION`` records), packs each
-partition's records into chunks (:mod:`~omconnect.transports.embedded.codec`), inserts
+partition's records into chunks (:mod:`~omconnect.transport.embedded.codec`), inserts
 them in **one** transaction, and only after ``COMMIT`` returned resolves the batches'
 futures. So
 a producer's acknowledgement means the records are in the WAL file (and fsync'ed there
@@ -31,14 +31,14 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 from omconnect.records import RecordMetadata, build_record_metadata
+from omconnect.transport.embedded.catalog import Catalog, create_topic, partition_range
+from omconnect.transport.embedded.codec import encode_chunks
+from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.schema import MAX_OFFSET, OFFSET_BITS
+from omconnect.transport.kit.checks import check_message_sizes, failed_batch
+from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
-from omconnect.transports.checks import check_message_sizes, failed_batch
-from omconnect.transports.embedded.catalog import Catalog, create_topic, partition_range
-from omconnect.transports.embedded.codec import encode_chunks
-from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
-from omconnect.transports.embedded.schema import MAX_OFFSET, OFFSET_BITS
-from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
 
 __all__ = ["EmbeddedProducer", "LogWriter"]
 
@@ -206,7 +206,7 @@ class LogWriter:
     ) -> Any:
         """Add ``pending``'s chunks to ``rows``; its acknowledgements, or why it failed."""
         if pending.columns is not None:
-            from omconnect.transports.embedded.column_staging import stage_columns
+            from omconnect.transport.embedded.column_staging import stage_columns
 
             return stage_columns(self, pending.topic, pending.columns, pending.stamp,
                                  next_offsets, rows)
@@ -356,7 +356,7 @@ class EmbeddedProducer(Producer):
 
     def send_batch(self, topic: str, batch: Any) -> Future[Any]:
         """Queue an Arrow batch; its columns go into the log's chunks as they are (see
-        :mod:`~omconnect.transports.embedded.columns`). The future's result is a
+        :mod:`~omconnect.transport.embedded.columns`). The future's result is a
         :class:`~omconnect.columnar.BatchMetadata`.
 
         Raises:

@@ -3,12 +3,12 @@
 Features:
     * Topics with partitions, created on first send (``memory.default.partitions``) or
       through the admin. A keyed message goes to Kafka's partition for its key (murmur2,
-      see :mod:`omconnect.transports.partitioning`), so order per key holds; key-less
+      see :mod:`omconnect.transport.kit.partitioning`), so order per key holds; key-less
       messages of one batch stay together in one partition.
     * Consumer groups: committed positions, partitions shared among the group's
       consumers with rebalance callbacks as members join, leave, close, or stop polling
       for longer than ``memory.session.timeout.ms``
-      (:mod:`omconnect.transports.grouping`).
+      (:mod:`omconnect.transport.kit.grouping`).
     * Replay: every message is kept until its topic is deleted; ``assign``, ``seek`` and
       ``offset_range`` work on any partition, and a new group starts from the oldest
       message (or the newest, with ``start="latest"``).
@@ -49,9 +49,7 @@ from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, 
 from omconnect.errors import IllegalStateError, TransportError
 from omconnect.records import RecordMetadata, TopicPartition, build_record_metadata
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.messages import Message, TopicSpec, build_message
-from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
-from omconnect.transports.checks import (
+from omconnect.transport.kit.checks import (
     check_consumer_args,
     check_message_sizes,
     check_topic_spec,
@@ -59,9 +57,11 @@ from omconnect.transports.checks import (
     no_native_options,
     reject_unknown_options,
 )
-from omconnect.transports.grouping import ASSIGNORS, GroupMember, GroupStore, GroupView
-from omconnect.transports.logconsumer import LogConsumer
-from omconnect.transports.partitioning import Partitioner, UnknownPartitionError
+from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember, GroupStore, GroupView
+from omconnect.transport.kit.log_consumer import LogConsumer
+from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
+from omconnect.transport.messages import Message, TopicSpec, build_message
+from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 
 __all__ = ["MemoryTransport"]
 
@@ -367,7 +367,7 @@ class MemoryGroupStore(GroupStore):
 
 
 class MemoryConsumer(LogConsumer):
-    """Reads a space's logs; see :class:`~omconnect.transports.logconsumer.LogConsumer`."""
+    """Reads a space's logs; see :class:`~omconnect.transport.kit.log_consumer.LogConsumer`."""
 
     def __init__(
         self, space: _Space, *, group: str | None, start: StartFrom, member: GroupMember | None

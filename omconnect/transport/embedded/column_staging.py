@@ -18,13 +18,13 @@ from omconnect.columnar.columns import HEADERS, KEY, PARTITION, TIMESTAMP, VALUE
 from omconnect.columnar.metadata import BatchMetadata  # noqa: E402
 from omconnect.columnar.records import millis  # noqa: E402
 from omconnect.errors import SendError  # noqa: E402
-from omconnect.transports.checks import failed_batch  # noqa: E402
-from omconnect.transports.embedded.columns import encode_column_chunks  # noqa: E402
-from omconnect.transports.embedded.schema import OFFSET_BITS  # noqa: E402
-from omconnect.transports.partitioning import UnknownPartitionError  # noqa: E402
+from omconnect.transport.embedded.columns import encode_column_chunks  # noqa: E402
+from omconnect.transport.embedded.schema import OFFSET_BITS  # noqa: E402
+from omconnect.transport.kit.checks import failed_batch  # noqa: E402
+from omconnect.transport.kit.partitioning import UnknownPartitionError  # noqa: E402
 
 if TYPE_CHECKING:
-    from omconnect.transports.embedded.producer import LogWriter
+    from omconnect.transport.embedded.producer import LogWriter
 
 __all__ = ["stage_columns"]
 

@@ -3,7 +3,7 @@
 Features:
     * Topics with partitions, created on first send (``embedded.default.partitions``) or
       through the admin. A keyed message goes to Kafka's partition for its key (murmur2,
-      :mod:`omconnect.transports.partitioning`), so order per key holds.
+      :mod:`omconnect.transport.kit.partitioning`), so order per key holds.
     * Durable acknowledgements: a send's future resolves only after the transaction
       holding its batch committed; with ``embedded.synchronous=full`` (the default) the
       WAL was fsync'ed too. An acknowledged record survives ``kill -9`` of any process,
@@ -11,7 +11,7 @@ Features:
     * Consumer groups shared by every process using the directory: committed positions,
       partitions shared among the group's consumers with rebalance callbacks, a member
       that dies evicted after ``embedded.session.timeout.ms``
-      (:mod:`omconnect.transports.embedded.groups`).
+      (:mod:`omconnect.transport.embedded.groups`).
     * Replay: messages are kept until their topic is deleted (no retention); ``assign``,
       ``seek`` and ``offset_range`` work on every partition; a new group starts from the
       oldest message (or the newest with ``start="latest"``).
@@ -42,6 +42,6 @@ Options (written ``embedded.<key>`` in a worker config):
     * ``group.assignment`` (``range``): ``range`` or ``roundrobin``.
 """
 
-from omconnect.transports.embedded.transport import EmbeddedTransport
+from omconnect.transport.embedded.transport import EmbeddedTransport
 
 __all__ = ["EmbeddedTransport"]

@@ -1,6 +1,6 @@
 """Consumer groups of the embedded transport, shared by every process using the database.
 
-The protocol is :mod:`omconnect.transports.grouping`'s; this module keeps its state in
+The protocol is :mod:`omconnect.transport.kit.grouping`'s; this module keeps its state in
 three tables: ``group_members`` (one row per live consumer, with its topics, session
 timeout and last heartbeat), ``group_owners`` (which member reads which partition) and
 ``group_offsets`` (committed positions). Each step is one ``BEGIN IMMEDIATE``
@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable, Set
 
 from omconnect.records import TopicPartition
-from omconnect.transports.embedded.database import Database, sqlite_errors, write_transaction
-from omconnect.transports.grouping import GroupStore, GroupView
+from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.kit.grouping import GroupStore, GroupView
 
 __all__ = ["Heartbeat", "SqliteGroupStore"]
 

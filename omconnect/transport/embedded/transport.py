@@ -1,6 +1,6 @@
 """The ``embedded`` transport: the factory for its producers, consumers, stores and admin.
 
-See the package docstring (:mod:`omconnect.transports.embedded`) for features, the
+See the package docstring (:mod:`omconnect.transport.embedded`) for features, the
 connection and the options.
 """
 
@@ -17,20 +17,20 @@ from typing import Any, ClassVar
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.errors import IllegalStateError
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
-from omconnect.transports.checks import (
+from omconnect.transport.embedded.admin import EmbeddedAdmin
+from omconnect.transport.embedded.consumer import EmbeddedConsumer
+from omconnect.transport.embedded.database import Database
+from omconnect.transport.embedded.offsets import EmbeddedKeyValueStore
+from omconnect.transport.embedded.producer import EmbeddedProducer, LogWriter
+from omconnect.transport.kit.checks import (
     MAX_PARTITIONS,
     check_consumer_args,
     no_native_options,
     reject_unknown_options,
 )
-from omconnect.transports.embedded.admin import EmbeddedAdmin
-from omconnect.transports.embedded.consumer import EmbeddedConsumer
-from omconnect.transports.embedded.database import Database
-from omconnect.transports.embedded.offsets import EmbeddedKeyValueStore
-from omconnect.transports.embedded.producer import EmbeddedProducer, LogWriter
-from omconnect.transports.grouping import ASSIGNORS
-from omconnect.transports.partitioning import Partitioner
+from omconnect.transport.kit.grouping import ASSIGNORS
+from omconnect.transport.kit.partitioning import Partitioner
+from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 
 __all__ = ["EmbeddedTransport"]
 

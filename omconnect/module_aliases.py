@@ -1,0 +1,59 @@
+"""Old import paths of modules that moved, kept working: :func:`alias_modules`.
+
+An alias is resolved when it is first imported: ``import old.path.module`` imports the
+module's new path and binds the same module object under the old name (no copy; classes
+keep their new ``__module__``), with a :class:`DeprecationWarning` naming the new path.
+Submodules of a moved package follow (``old.pkg.sub`` → ``new.pkg.sub``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+import warnings
+from collections.abc import Mapping, Sequence
+from types import ModuleType
+
+__all__ = ["alias_modules"]
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the old names of moved modules and loads them as their new modules."""
+
+    def __init__(self, moves: Mapping[str, str]) -> None:
+        # Longest old name first, so a moved submodule wins over its moved package.
+        self._moves = sorted(moves.items(), key=lambda item: -len(item[0]))
+
+    def target(self, fullname: str) -> str | None:
+        """The new name of the module once called ``fullname``, if it moved."""
+        for old, new in self._moves:
+            if fullname == old or fullname.startswith(old + "."):
+                return new + fullname[len(old):]
+        return None
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        """A spec for ``fullname`` when it is the old name of a moved module."""
+        if self.target(fullname) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        """The moved module itself (its own name and spec are left as they are)."""
+        new = self.target(spec.name)
+        assert new is not None
+        module = importlib.import_module(new)
+        warnings.warn(f"{spec.name} moved to {new}; import it from there",
+                      DeprecationWarning, stacklevel=2)
+        return module
+
+    def exec_module(self, module: ModuleType) -> None:
+        """Nothing to run: the module ran when its new name was imported."""
+
+
+def alias_modules(moves: Mapping[str, str]) -> None:
+    """Make each old module name in ``moves`` import its new module (old → new)."""
+    sys.meta_path.insert(0, _AliasFinder(moves))
