@@ -55,7 +55,6 @@ from omconnect.transport.kit.checks import (
     check_topic_spec,
     failed_batch,
     no_native_options,
-    reject_unknown_options,
 )
 from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember, GroupStore, GroupView
 from omconnect.transport.kit.log_consumer import LogConsumer
@@ -163,7 +162,6 @@ class MemoryTransport(Transport):
     )
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        reject_unknown_options(self.config_def, config or {}, prefix="memory.")
         super().__init__(config)
         self.namespace: str = self.config["namespace"]
         self._space = _space(self.namespace)

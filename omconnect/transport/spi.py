@@ -29,9 +29,10 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from omconnect.config.definition import ConfigDef
-from omconnect.errors import UnsupportedOperationError
+from omconnect.errors import IllegalStateError, UnsupportedOperationError
 from omconnect.records import RecordMetadata, TopicPartition
 from omconnect.transport.capabilities import Capabilities
+from omconnect.transport.kit.checks import reject_unknown_options
 from omconnect.transport.messages import Message, TopicSpec
 
 if TYPE_CHECKING:
@@ -58,8 +59,29 @@ SendFuture = Future  # Future[list[RecordMetadata]]
 StartFrom = Literal["earliest", "latest"]
 
 
-class Producer(abc.ABC):
+class Closable:
+    """What every object of the SPI shares once closed: ``_closed`` (set by ``close``) and
+    :meth:`_check_open`, which the other calls make first.
+    """
+
+    _closed: bool = False
+
+    def _check_open(self) -> None:
+        """Raise :class:`~omconnect.errors.IllegalStateError` when this is closed."""
+        if self._closed:
+            raise IllegalStateError(f"the {self._description()} is closed")
+
+    _noun: ClassVar[str] = "object"
+
+    def _description(self) -> str:
+        """What this is, for the error (e.g. ``consumer``)."""
+        return self._noun
+
+
+class Producer(Closable, abc.ABC):
     """Sends batches of messages. Safe to call from any thread."""
+
+    _noun: ClassVar[str] = "producer"
 
     @abc.abstractmethod
     def send(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
@@ -133,13 +155,15 @@ class RebalanceListener:
         """These partitions are now this consumer's."""
 
 
-class Consumer(abc.ABC):
+class Consumer(Closable, abc.ABC):
     """Reads batches of messages, alone (``assign``) or in a group (``subscribe``).
 
     Used by one thread at a time (except :meth:`wakeup`). Positions are per partition:
     committing ``n`` for a partition means every message before offset ``n`` is done and
     is not delivered to the group again.
     """
+
+    _noun: ClassVar[str] = "consumer"
 
     @abc.abstractmethod
     def subscribe(
@@ -214,12 +238,14 @@ class Consumer(abc.ABC):
         """End a blocking :meth:`poll` early (it returns what it has). Any thread."""
 
 
-class KeyValueStore(abc.ABC):
+class KeyValueStore(Closable, abc.ABC):
     """A durable map from ``str`` keys to ``bytes`` values; the last write wins.
 
     Safe to call from several threads. A write that returned has survived a restart of
     the process (and of the broker, when the transport is ``persistent``).
     """
+
+    _noun: ClassVar[str] = "key/value store"
 
     @abc.abstractmethod
     def get(self, key: str) -> bytes | None:
@@ -242,8 +268,10 @@ class KeyValueStore(abc.ABC):
         self.put_many({key: value})
 
 
-class Admin(abc.ABC):
+class Admin(Closable, abc.ABC):
     """Creates, lists and deletes topics."""
+
+    _noun: ClassVar[str] = "admin"
 
     @abc.abstractmethod
     def create_topics(self, topics: Sequence[TopicSpec]) -> None:
@@ -261,15 +289,19 @@ class Admin(abc.ABC):
         """Release resources. Idempotent."""
 
 
-class Transport(abc.ABC):
+class Transport(Closable, abc.ABC):
     """A message queue omconnect can run on: the factory for its producers, consumers,
     key/value stores and admin.
 
     Subclasses set :attr:`name` and :attr:`config_def` and take their options (without
-    the ``<name>.`` prefix the worker config uses) in ``__init__``; the runtime validates
-    them against :attr:`config_def` first, so an unknown or bad option is rejected naming
-    the key.
+    the ``<name>.`` prefix the worker config uses) in ``__init__``, calling this
+    ``__init__`` first: it rejects an option :attr:`config_def` does not declare (unless
+    it starts with one of :attr:`native_option_prefixes`) and a bad value, naming the key
+    as the user wrote it, and leaves the parsed options in :attr:`config`.
     """
+
+    def _description(self) -> str:
+        return f"{getattr(self, 'name', type(self).__name__)} transport"
 
     name: ClassVar[str]
     config_def: ClassVar[ConfigDef] = ConfigDef()
@@ -277,12 +309,21 @@ class Transport(abc.ABC):
     """Python loggers of the native client library (e.g. ``("pika",)``): ``omconnect
     standalone`` shows them at WARNING and above unless it runs at DEBUG, so a worker's
     log is about the worker."""
+    native_option_prefixes: ClassVar[tuple[str, ...]] = ()
+    """Prefixes of options handed to the native client unchecked (e.g. Kafka's
+    ``producer.``); any other option :attr:`config_def` does not declare is an error."""
+    native_option_hint: ClassVar[str | None] = None
+    """What the error for an unknown option suggests when no declared option is close
+    (default: the list of declared options)."""
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        name = getattr(self, "name", "")
+        prefix = f"{name}." if name else ""
+        reject_unknown_options(self.config_def, config or {}, prefix=prefix,
+                               pass_through=self.native_option_prefixes,
+                               otherwise=self.native_option_hint)
         self.config: dict[str, Any] = self.config_def.parse(
-            config or {}, what=f"transport '{getattr(self, 'name', type(self).__name__)}'",
-            prefix=f"{getattr(self, 'name', '')}." if getattr(self, "name", "") else "",
-        )
+            config or {}, what=f"transport '{name or type(self).__name__}'", prefix=prefix)
 
     @property
     @abc.abstractmethod

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.drivers import DRIVERS
+from omconnect_kafka.client import DRIVERS
 
 from omconnect import plugins
 from omconnect.errors import ConfigError

@@ -6,7 +6,7 @@ so they run where the client libraries are installed: ``tox -e kafka``).
 from __future__ import annotations
 
 import pytest
-from omconnect_kafka.errors import TooLargeContext, kafka_errors, translate
+from omconnect_kafka.errors import ErrorContext, translate, translated_errors
 
 from omconnect.errors import (
     ConfigError,
@@ -39,7 +39,7 @@ def test_kafka_python_authentication_failure_is_fatal_with_the_brokers_message()
 
 def test_kafka_python_too_large_names_size_limit_and_option():
     error = translate(kafka_errors_module.MessageSizeTooLargeError("too big"), "sending",
-                      too_large=TooLargeContext(2_000_000, 1_048_064, "kafka.max.request.size"),
+                      where=ErrorContext(2_000_000, 1_048_064, "kafka.max.request.size"),
                       topic="t")
     assert isinstance(error, MessageTooLargeError)
     assert (error.size, error.limit) == (2_000_000, 1_048_064)
@@ -67,7 +67,7 @@ def test_kafka_python_configuration_error_is_a_config_error():
 def test_confluent_errors_by_code(code, expected):
     cause = ck.KafkaException(ck.KafkaError(code, "the broker's own words"))
     error = translate(cause, "doing it",
-                      too_large=TooLargeContext(10, 5, "kafka.max.request.size"))
+                      where=ErrorContext(10, 5, "kafka.max.request.size"))
     assert type(error) is expected
     if expected is not MessageTooLargeError:
         assert "the broker's own words" in str(error)
@@ -83,11 +83,11 @@ def test_a_full_local_queue_is_a_timeout():
                       TransportTimeoutError)
 
 
-def test_kafka_errors_translates_and_lets_omconnect_errors_through():
-    with pytest.raises(TransportTimeoutError) as caught, kafka_errors("polling", topic="t"):
+def test_translated_errors_translates_and_lets_omconnect_errors_through():
+    with pytest.raises(TransportTimeoutError) as caught, translated_errors("polling", topic="t"):
         raise kafka_errors_module.KafkaTimeoutError("slow")
     assert "polling" in str(caught.value) and caught.value.context["topic"] == "t"
     original = ConfigError("mine")
-    with pytest.raises(ConfigError) as kept, kafka_errors("anything"):
+    with pytest.raises(ConfigError) as kept, translated_errors("anything"):
         raise original
     assert kept.value is original

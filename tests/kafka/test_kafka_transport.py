@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from kafka_support import DRIVERS, UNREACHABLE_TIMEOUT_MS, kafka_options, unreachable_options
 from omconnect_kafka import KafkaTransport
-from omconnect_kafka.offsets import kv_topic
+from omconnect_kafka.kv_store import kv_topic
 from omconnect_kafka.partitioner import partition_for_key
 from omconnect_testbrokers.kafka import BrokerHandle
 from test_partitioner import JAVA_MURMUR2, java_partition

@@ -8,8 +8,8 @@ import pika.exceptions as pe
 import pytest
 from omconnect_rabbitmq import topology
 from omconnect_rabbitmq.codec import amqp_headers, decode_headers, encode_headers, to_message
-from omconnect_rabbitmq.errors import ConnectionTarget, translate
-from omconnect_rabbitmq.offsets import decode_items, encode_items
+from omconnect_rabbitmq.errors import ErrorContext, translate
+from omconnect_rabbitmq.kv_store import decode_items, encode_items
 
 from omconnect.errors import (
     MessageTooLargeError,
@@ -19,7 +19,7 @@ from omconnect.errors import (
 )
 from omconnect.transport import Message
 
-TARGET = ConnectionTarget("127.0.0.1", 5672, "alice", "orders")
+TARGET = ErrorContext("127.0.0.1", 5672, "alice", "orders")
 
 
 def test_headers_round_trip_in_order_with_repeats_and_nulls() -> None:
@@ -60,7 +60,7 @@ def test_long_names_stay_within_the_limit_and_distinct() -> None:
 def test_broker_size_limit_becomes_message_too_large() -> None:
     closed = pe.ChannelClosedByBroker(
         406, "PRECONDITION_FAILED - message size 200 is larger than configured max size 100")
-    error = translate(closed, action="publishing", target=TARGET)
+    error = translate(closed, action="publishing", where=TARGET)
     assert isinstance(error, MessageTooLargeError)
     assert (error.size, error.limit) == (200, 100)
     assert error.__cause__ is closed
@@ -69,17 +69,17 @@ def test_broker_size_limit_becomes_message_too_large() -> None:
 def test_login_refused_names_user_and_vhost() -> None:
     error = translate(pe.ProbableAuthenticationError(
         "ConnectionClosedByBroker: (403) 'ACCESS_REFUSED - Login was refused'"),
-        action="connecting", target=TARGET)
+        action="connecting", where=TARGET)
     assert type(error) is TransportError
     assert "'alice'" in str(error) and "'orders'" in str(error) and "ACCESS_REFUSED" in str(error)
 
 
 def test_lost_connections_are_retriable_and_silence_times_out() -> None:
     forced = translate(pe.ConnectionClosedByBroker(320, "CONNECTION_FORCED - shutdown"),
-                       action="publishing", target=TARGET)
+                       action="publishing", where=TARGET)
     assert isinstance(forced, RetriableTransportError)
     silent = translate(pe.AMQPHeartbeatTimeout("no heartbeat"), action="reading",
-                       target=TARGET, timeout=3.0)
+                       where=TARGET, timeout=3.0)
     assert isinstance(silent, TransportTimeoutError) and "3 s" in str(silent)
     refused = translate(pe.ChannelClosedByBroker(406, "PRECONDITION_FAILED - inequivalent "
                                                       "arg 'x-max-age'"), action="declaring")

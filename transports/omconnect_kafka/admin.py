@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from omconnect.errors import IllegalStateError, TransportError
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
-from omconnect_kafka.drivers.base import AdminClient
-from omconnect_kafka.errors import kafka_errors
+from omconnect_kafka.client.base import AdminClient
+from omconnect_kafka.errors import translated_errors
 
 __all__ = ["KafkaAdmin", "TopicCreator"]
 
@@ -70,19 +70,19 @@ class KafkaAdmin(Admin):
         """
         for spec in topics:
             _check_spec(spec)
-        with kafka_errors(f"creating topics at {self._where}"):
+        with translated_errors(f"creating topics at {self._where}"):
             self._admin().create_topics(list(topics))
         if self._topics is not None:
             self._topics.known(spec.name for spec in topics)
 
     def list_topics(self) -> dict[str, TopicSpec]:
         """Every topic (internal ``__*`` topics excluded), with its partition count."""
-        with kafka_errors(f"listing topics at {self._where}"):
+        with translated_errors(f"listing topics at {self._where}"):
             return self._admin().list_topics()
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """Delete topics and their messages; unknown names are ignored."""
-        with kafka_errors(f"deleting topics at {self._where}"):
+        with translated_errors(f"deleting topics at {self._where}"):
             self._admin().delete_topics(list(names))
         if self._topics is not None:
             self._topics.forget(names)
@@ -91,7 +91,7 @@ class KafkaAdmin(Admin):
         """Release the client. Idempotent."""
         client, self._client = self._client, None
         if client is not None:
-            with kafka_errors("closing the admin"):
+            with translated_errors("closing the admin"):
                 client.close()
 
 
@@ -147,14 +147,14 @@ class TopicCreator:
             if not missing:
                 return
             admin = self._admin_client()
-            with kafka_errors(f"looking up topics at {self._where}"):
+            with translated_errors(f"looking up topics at {self._where}"):
                 existing = admin.list_topics()
             absent = sorted(missing - existing.keys())
             if absent:
                 specs = [TopicSpec(name, partitions or self._default_partitions,
                                    dict(config or {})) for name in absent]
                 try:
-                    with kafka_errors(f"creating topics on first use at {self._where}"):
+                    with translated_errors(f"creating topics on first use at {self._where}"):
                         admin.create_topics(specs)
                 except TransportError as exc:
                     if "refused access" not in exc.message:
@@ -167,7 +167,7 @@ class TopicCreator:
 
     def _admin_client(self) -> AdminClient:
         if self._admin is None:
-            with kafka_errors("connecting the admin client"):
+            with translated_errors("connecting the admin client"):
                 self._admin = self._open_admin()
         return self._admin
 
@@ -176,5 +176,5 @@ class TopicCreator:
         with self._lock:
             admin, self._admin = self._admin, None
         if admin is not None:
-            with kafka_errors("closing the admin"):
+            with translated_errors("closing the admin"):
                 admin.close()

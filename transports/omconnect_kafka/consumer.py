@@ -24,8 +24,8 @@ from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, RebalanceListener
 from omconnect_kafka.admin import TopicCreator
-from omconnect_kafka.drivers.base import ConsumerClient
-from omconnect_kafka.errors import ListenerFailed, kafka_errors
+from omconnect_kafka.client.base import ConsumerClient
+from omconnect_kafka.errors import ListenerFailed, translated_errors
 
 __all__ = ["KafkaConsumer"]
 
@@ -83,7 +83,7 @@ class KafkaConsumer(Consumer):
         if not names or not all(isinstance(t, str) and t for t in names):
             raise ValueError(f"subscribe needs one or more non-empty topic names, got {topics!r}")
         self._topics.ensure(set(names))
-        with kafka_errors("subscribing", group=self.group):
+        with translated_errors("subscribing", group=self.group):
             self._client.subscribe(names, listener or _NO_LISTENER)
         self._mode = "subscribe"
 
@@ -100,7 +100,7 @@ class KafkaConsumer(Consumer):
             raise IllegalStateError("this consumer subscribed to a group; subscribe and "
                                     "assign cannot be mixed on one consumer")
         wanted = list(dict.fromkeys(partitions))
-        with kafka_errors("assigning partitions"):
+        with translated_errors("assigning partitions"):
             self._client.assign(wanted)
         self._mode = "assign"
 
@@ -139,7 +139,7 @@ class KafkaConsumer(Consumer):
         try:
             while True:
                 remaining = deadline - time.monotonic()
-                with kafka_errors("polling", group=self.group):
+                with translated_errors("polling", group=self.group):
                     messages = poll(max_records, min(max(remaining, 0.0), WAKEUP_SLICE))
                 if messages or self._woken.is_set() or remaining <= WAKEUP_SLICE:
                     return messages
@@ -165,7 +165,7 @@ class KafkaConsumer(Consumer):
                 raise ValueError(f"commit offset of {tp} must be a non-negative integer, "
                                  f"got {offset!r}")
         if offsets:
-            with kafka_errors("committing offsets", group=group):
+            with translated_errors("committing offsets", group=group):
                 self._client.commit(offsets)
 
     def committed(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, int | None]:
@@ -177,13 +177,13 @@ class KafkaConsumer(Consumer):
         """
         self._check_open()
         group = self._require_group("committed")
-        with kafka_errors("reading committed offsets", group=group):
+        with translated_errors("reading committed offsets", group=group):
             return self._client.committed(list(partitions))
 
     def assignment(self) -> frozenset[TopicPartition]:
         """The partitions this consumer reads now."""
         self._check_open()
-        with kafka_errors("reading the assignment"):
+        with translated_errors("reading the assignment"):
             return self._client.assignment()
 
     def seek(self, partition: TopicPartition, offset: int) -> None:
@@ -197,7 +197,7 @@ class KafkaConsumer(Consumer):
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise ValueError(f"seek offset must be a non-negative integer, got {offset!r}")
         self._check_assigned({partition}, "seek")
-        with kafka_errors("seeking", topic=partition.topic, partition=partition.partition,
+        with translated_errors("seeking", topic=partition.topic, partition=partition.partition,
                           offset=offset):
             self._client.seek(partition, offset)
 
@@ -206,7 +206,7 @@ class KafkaConsumer(Consumer):
         ListOffsets reports them.
         """
         self._check_open()
-        with kafka_errors("reading offsets", topic=partition.topic,
+        with translated_errors("reading offsets", topic=partition.topic,
                           partition=partition.partition):
             return self._client.offset_range(partition)
 
@@ -219,7 +219,7 @@ class KafkaConsumer(Consumer):
         """
         wanted = set(partitions)
         self._check_assigned(wanted, "pause")
-        with kafka_errors("pausing partitions"):
+        with translated_errors("pausing partitions"):
             self._client.pause(sorted(wanted))
 
     def resume(self, partitions: Iterable[TopicPartition]) -> None:
@@ -231,7 +231,7 @@ class KafkaConsumer(Consumer):
         """
         wanted = set(partitions)
         self._check_assigned(wanted, "resume")
-        with kafka_errors("resuming partitions"):
+        with translated_errors("resuming partitions"):
             self._client.resume(sorted(wanted))
 
     def wakeup(self) -> None:
@@ -249,16 +249,13 @@ class KafkaConsumer(Consumer):
         if self._closed:
             return
         try:
-            with kafka_errors("closing the consumer", group=self.group):
+            with translated_errors("closing the consumer", group=self.group):
                 self._client.close()
         except ListenerFailed as failed:
             raise failed.error from None
         finally:
             self._closed = True
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the consumer is closed")
 
     def _require_group(self, action: str) -> str:
         if self.group is None:

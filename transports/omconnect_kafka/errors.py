@@ -1,6 +1,6 @@
 """Translating kafka-python and confluent-kafka exceptions into omconnect errors.
 
-Every call into a client library goes through :func:`kafka_errors` (or
+Every call into a client library goes through :func:`translated_errors` (or
 :func:`translate` for an exception a callback received), so no driver exception escapes
 the transport raw. The mapping, with the driver's message kept and the original chained:
 
@@ -32,7 +32,7 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 
-__all__ = ["ListenerFailed", "TooLargeContext", "kafka_errors", "translate"]
+__all__ = ["ErrorContext", "ListenerFailed", "translate", "translated_errors"]
 
 # kafka-python exception class names, by the omconnect error they become.
 _KP_TIMEOUT = frozenset({"KafkaTimeoutError", "RequestTimedOutError", "NoBrokersAvailable"})
@@ -56,7 +56,7 @@ _RD_CONFIG = frozenset({-186})  # INVALID_ARG
 
 class ListenerFailed(Exception):
     """Carries what a rebalance listener raised out of a driver, past
-    :func:`kafka_errors`, so the caller of ``poll`` (or ``close``) gets the listener's
+    :func:`translated_errors`, so the caller of ``poll`` (or ``close``) gets the listener's
     own exception, unchanged.
 
     Args:
@@ -69,7 +69,7 @@ class ListenerFailed(Exception):
         self.error = error
 
 
-class TooLargeContext:
+class ErrorContext:
     """What the producer knows when a message turns out too large: its size and the
     limit in force, so the error can name both.
 
@@ -92,7 +92,7 @@ def translate(
     exc: BaseException | Any,
     action: str,
     *,
-    too_large: TooLargeContext | None = None,
+    where: ErrorContext | None = None,
     **context: Any,
 ) -> ConnectError:
     """The omconnect error for a client exception (an omconnect error is returned as is).
@@ -101,7 +101,7 @@ def translate(
         exc: What the client raised or reported (an exception, or a confluent-kafka
             ``KafkaError`` as delivery reports carry it).
         action: What the transport was doing, e.g. ``"sending to the broker"``.
-        too_large: Size and limit, to name them when the failure is "message too large".
+        where: Size and limit, to name them when the failure is "message too large".
         **context: Error context (topic, partition, offset, key).
 
     Returns:
@@ -111,10 +111,10 @@ def translate(
     if isinstance(exc, ConnectError):
         return exc
     if not isinstance(exc, BaseException):  # a confluent KafkaError from a delivery report
-        error = _map_confluent_error(exc, str(exc), action, too_large, context)
+        error = _map_confluent_error(exc, str(exc), action, where, context)
         error.__cause__ = _kafka_exception(exc)
         return error
-    error = _map(exc, action, too_large, context)
+    error = _map(exc, action, where, context)
     error.__cause__ = exc
     return error
 
@@ -130,14 +130,14 @@ def _kafka_exception(error: Any) -> BaseException:
 
 
 @contextlib.contextmanager
-def kafka_errors(
-    action: str, *, too_large: TooLargeContext | None = None, **context: Any
+def translated_errors(
+    action: str, *, where: ErrorContext | None = None, **context: Any
 ) -> Iterator[None]:
     """Translate any client exception raised in the block (see :func:`translate`).
 
     Args:
         action: What the block does, for the message.
-        too_large: Size and limit, for a "message too large" failure.
+        where: Size and limit, for a "message too large" failure.
         **context: Error context (topic, partition, offset, key).
 
     Raises:
@@ -149,20 +149,20 @@ def kafka_errors(
     except (ConnectError, ListenerFailed):
         raise
     except Exception as exc:
-        raise translate(exc, action, too_large=too_large, **context) from exc
+        raise translate(exc, action, where=where, **context) from exc
 
 
 def _map(
     exc: BaseException,
     action: str,
-    too_large: TooLargeContext | None,
+    where: ErrorContext | None,
     context: dict[str, Any],
 ) -> ConnectError:
     module = type(exc).__module__ or ""
     if module.startswith("confluent_kafka") or type(exc).__name__ == "KafkaException":
-        return _map_confluent(exc, action, too_large, context)
+        return _map_confluent(exc, action, where, context)
     if module.startswith("kafka"):
-        return _map_kafka_python(exc, action, too_large, context)
+        return _map_kafka_python(exc, action, where, context)
     if isinstance(exc, BufferError):  # confluent's "local queue full"
         return TransportTimeoutError(f"kafka: {action}: the client's send queue is full "
                                      f"({exc})", **context)
@@ -173,26 +173,26 @@ def _map(
     return TransportError(f"kafka: {action} failed: {exc!r}", **context)
 
 
-def _too_large(message: str, too_large: TooLargeContext | None,
+def _too_large(message: str, where: ErrorContext | None,
                context: dict[str, Any]) -> ConnectError:
-    if too_large is None:
+    if where is None:
         return TransportError(f"{message} (a message is larger than the broker or the client "
                               "accepts; raise kafka.max.request.size and the broker's "
                               "message.max.bytes together)", **context)
-    error = MessageTooLargeError(too_large.size, too_large.limit,
-                                 **{"key": too_large.option, **context})
+    error = MessageTooLargeError(where.size, where.limit,
+                                 **{"key": where.option, **context})
     error.message = f"{error.message}; {message}"
     return error
 
 
-def _map_kafka_python(exc: BaseException, action: str, too_large: TooLargeContext | None,
+def _map_kafka_python(exc: BaseException, action: str, where: ErrorContext | None,
                       context: dict[str, Any]) -> ConnectError:
     name = type(exc).__name__
     message = f"kafka: {action}: {exc}"
     if name in _KP_TIMEOUT:
         return TransportTimeoutError(message, **context)
     if name in _KP_TOO_LARGE:
-        return _too_large(message, too_large, context)
+        return _too_large(message, where, context)
     if name in _KP_AUTH:
         return TransportError(f"kafka: {action}: the broker refused access: {exc}", **context)
     if name in _KP_CONFIG:
@@ -205,16 +205,16 @@ def _map_kafka_python(exc: BaseException, action: str, too_large: TooLargeContex
     return TransportError(message, **context)
 
 
-def _map_confluent(exc: BaseException, action: str, too_large: TooLargeContext | None,
+def _map_confluent(exc: BaseException, action: str, where: ErrorContext | None,
                    context: dict[str, Any]) -> ConnectError:
     error: Any = exc.args[0] if exc.args else None
     if error is None or not callable(getattr(error, "code", None)):
         return TransportError(f"kafka: {action} failed: {exc}", **context)  # no KafkaError
-    return _map_confluent_error(error, str(exc), action, too_large, context)
+    return _map_confluent_error(error, str(exc), action, where, context)
 
 
 def _map_confluent_error(error: Any, fallback: str, action: str,
-                         too_large: TooLargeContext | None,
+                         where: ErrorContext | None,
                          context: dict[str, Any]) -> ConnectError:
     if not callable(getattr(error, "code", None)):
         return TransportError(f"kafka: {action} failed: {fallback}", **context)
@@ -222,7 +222,7 @@ def _map_confluent_error(error: Any, fallback: str, action: str,
     text = error.str() if callable(getattr(error, "str", None)) else str(error)
     message = f"kafka: {action}: {text}"
     if code in _RD_TOO_LARGE:
-        return _too_large(message, too_large, context)
+        return _too_large(message, where, context)
     if code in _RD_AUTH:
         return TransportError(f"kafka: {action}: the broker refused access: {text}",
                               **context)

@@ -4,7 +4,7 @@
 (checked before anything of a batch is sent), creating topics on first use, refusing a
 partition the topic does not have, counting batches in flight for ``flush``, and
 translating failures. The driver hands the messages to its client and reports each
-acknowledgement to the batch's :class:`~omconnect_kafka.drivers.base.BatchAck`.
+acknowledgement to the batch's :class:`~omconnect_kafka.client.base.BatchAck`.
 
 Acknowledgements are ``acks=all``: a message is acknowledged once every in-sync replica
 has it, so it survives the loss of the leader.
@@ -24,8 +24,8 @@ from omconnect.records import RecordMetadata
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect_kafka.admin import TopicCreator
-from omconnect_kafka.drivers.base import BatchAck, ColumnAck, ProducerClient
-from omconnect_kafka.errors import TooLargeContext, kafka_errors, translate
+from omconnect_kafka.client.base import BatchAck, ColumnAck, ProducerClient
+from omconnect_kafka.errors import ErrorContext, translate, translated_errors
 
 __all__ = ["RECORD_FRAMING_BYTES", "KafkaProducer", "SizeLimit"]
 
@@ -55,9 +55,9 @@ class SizeLimit:
         self.max_request_size = max_request_size
         self.limit = max(1, max_request_size - RECORD_FRAMING_BYTES)
 
-    def context(self, message: Message) -> TooLargeContext:
+    def context(self, message: Message) -> ErrorContext:
         """What a "too large" error says about ``message``."""
-        return TooLargeContext(message.size, self.limit, "kafka.max.request.size")
+        return ErrorContext(message.size, self.limit, "kafka.max.request.size")
 
     def check(self, messages: Sequence[Message]) -> None:
         """Raise for the first message over the limit (key + value + headers).
@@ -160,9 +160,9 @@ class KafkaProducer(Producer):
         limit = self._limit
 
         def describe(index: int, error: Any) -> Exception:
-            context = TooLargeContext(len(keys[index] or b"") + len(values[index] or b""),
+            context = ErrorContext(len(keys[index] or b"") + len(values[index] or b""),
                                       limit.limit, "kafka.max.request.size")
-            return translate(error, "sending to the broker", too_large=context, topic=topic)
+            return translate(error, "sending to the broker", where=context, topic=topic)
 
         def convert(indexes: Sequence[Any], reports: list[Any]) -> list[RecordMetadata]:
             return client.acknowledgements(
@@ -181,7 +181,7 @@ class KafkaProducer(Producer):
 
         def describe(index: int, error: Any) -> Exception:
             message = batch[index]
-            return translate(error, "sending to the broker", too_large=limit.context(message),
+            return translate(error, "sending to the broker", where=limit.context(message),
                              topic=message.topic, partition=message.partition)
 
         return describe
@@ -193,7 +193,7 @@ class KafkaProducer(Producer):
                 continue
             count = self._partition_counts.get(message.topic)
             if count is None or partition >= count:
-                with kafka_errors("reading topic metadata", topic=message.topic):
+                with translated_errors("reading topic metadata", topic=message.topic):
                     count = self._client.partition_count(message.topic) or 0
                 self._partition_counts[message.topic] = count
             if not 0 <= partition < count:
@@ -210,7 +210,7 @@ class KafkaProducer(Producer):
 
         """
         deadline = None if timeout is None else time.monotonic() + timeout
-        with kafka_errors("flushing"):
+        with translated_errors("flushing"):
             complete = self._client.flush(3600.0 if timeout is None else timeout)
         with self._cond:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -233,7 +233,7 @@ class KafkaProducer(Producer):
         try:
             self.flush(timeout)
         finally:
-            with kafka_errors("closing the producer"):
+            with translated_errors("closing the producer"):
                 self._client.close(5.0 if timeout is None else timeout)
 
     def _done(self, _future: Future[list[RecordMetadata]]) -> None:

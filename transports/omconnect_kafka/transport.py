@@ -12,13 +12,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
-from omconnect.errors import IllegalStateError
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.kit.checks import check_consumer_args, reject_unknown_options
+from omconnect.transport.kit.checks import check_consumer_args
 from omconnect.transport.spi import StartFrom, Transport
 from omconnect_kafka.admin import MAX_PARTITIONS, KafkaAdmin, TopicCreator
-from omconnect_kafka.consumer import KafkaConsumer
-from omconnect_kafka.drivers import (
+from omconnect_kafka.client import (
     AUTO,
     DRIVERS,
     ClientSettings,
@@ -27,8 +25,9 @@ from omconnect_kafka.drivers import (
     load_driver,
     resolve_driver_name,
 )
-from omconnect_kafka.errors import kafka_errors
-from omconnect_kafka.offsets import KafkaKeyValueStore, kv_topic
+from omconnect_kafka.consumer import KafkaConsumer
+from omconnect_kafka.errors import translated_errors
+from omconnect_kafka.kv_store import KafkaKeyValueStore, kv_topic
 from omconnect_kafka.producer import KafkaProducer, SizeLimit
 
 __all__ = ["CONFIG_DEF", "PASS_THROUGH_PREFIXES", "KafkaTransport"]
@@ -141,12 +140,11 @@ class KafkaTransport(Transport):
     name: ClassVar[str] = "kafka"
     client_loggers: ClassVar[tuple[str, ...]] = ("kafka", "omconnect_kafka.librdkafka")
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
+    native_option_prefixes: ClassVar[tuple[str, ...]] = PASS_THROUGH_PREFIXES
+    native_option_hint: ClassVar[str | None] = (
+        "native client options go under kafka.producer., kafka.consumer. or kafka.admin.")
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        reject_unknown_options(
-            CONFIG_DEF, config or {}, prefix="kafka.", pass_through=PASS_THROUGH_PREFIXES,
-            otherwise="native client options go under kafka.producer., kafka.consumer. or "
-                      "kafka.admin.")
         super().__init__(config)
         config = self.config
         security = {k: config[k] for k in _SECURITY_KEYS if config.get(k) is not None}
@@ -206,7 +204,7 @@ class KafkaTransport(Transport):
         return f"reaching the cluster at {self._cluster}"
 
     def _open_admin_client(self) -> Any:
-        with kafka_errors(self._where()):
+        with translated_errors(self._where()):
             return self.driver.admin()
 
     def producer(self, options: Mapping[str, Any] | None = None) -> KafkaProducer:
@@ -214,7 +212,7 @@ class KafkaTransport(Transport):
         ``kafka.producer.*``.
         """
         self._check_open()
-        with kafka_errors(self._where()):
+        with translated_errors(self._where()):
             client = self.driver.producer(options or {})
         return KafkaProducer(client, topics=self._topics, limit=self._limit)
 
@@ -230,7 +228,7 @@ class KafkaTransport(Transport):
         """
         self._check_open()
         check_consumer_args(group, start)
-        with kafka_errors(self._where()):
+        with translated_errors(self._where()):
             client = self.driver.consumer(group, start, options or {})
         return KafkaConsumer(client, group=group, topics=self._topics)
 
@@ -271,20 +269,17 @@ class KafkaTransport(Transport):
             producer, self._kv_producer = self._kv_producer, None
         try:
             if producer is not None:
-                with kafka_errors("closing the key/value producer"):
+                with translated_errors("closing the key/value producer"):
                     producer.flush(self.settings.request_timeout_ms / 1000)
                     producer.close(5.0)
         finally:
             self._topics.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the kafka transport is closed")
 
     def _shared_producer(self) -> ProducerClient:
         with self._lock:
             self._check_open()
             if self._kv_producer is None:
-                with kafka_errors(self._where()):
+                with translated_errors(self._where()):
                     self._kv_producer = self.driver.producer({})
             return self._kv_producer

@@ -19,7 +19,7 @@ Features:
     * Headers as message properties (binary values, repeated keys and order kept, see
       :mod:`omconnect_pulsar.codec`); null values are Pulsar tombstones.
     * A key/value store per namespace on a compaction-ready topic
-      (:mod:`omconnect_pulsar.offsets`); topic administration through the admin REST
+      (:mod:`omconnect_pulsar.kv_store`); topic administration through the admin REST
       API or, without it, by producer creation (:mod:`omconnect_pulsar.admin`).
     * Client exceptions never escape: they become omconnect errors
       (:mod:`omconnect_pulsar.errors`).

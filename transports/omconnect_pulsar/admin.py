@@ -38,7 +38,7 @@ from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
 from omconnect_pulsar.client import TopicNames
-from omconnect_pulsar.errors import ErrorContext, pulsar_errors
+from omconnect_pulsar.errors import ErrorContext, translated_errors
 
 __all__ = ["PulsarAdmin"]
 
@@ -116,7 +116,7 @@ class PulsarAdmin(Admin):
     # -- without the REST API ------------------------------------------------------
     def _create_by_producer(self, spec: TopicSpec) -> None:
         full = self._names.full(spec.name)
-        with pulsar_errors(f"creating topic {spec.name!r}", self._where, topic=spec.name):
+        with translated_errors(f"creating topic {spec.name!r}", self._where, topic=spec.name):
             self._client.create_producer(full).close()
             actual = len(self._client.get_topic_partitions(full))
         if actual != spec.partitions:

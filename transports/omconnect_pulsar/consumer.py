@@ -53,7 +53,7 @@ from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, RebalanceListener, StartFrom
 from omconnect_pulsar.client import TopicNames, compiled_module, pulsar_module
 from omconnect_pulsar.codec import decode
-from omconnect_pulsar.errors import ErrorContext, pulsar_errors
+from omconnect_pulsar.errors import ErrorContext, translated_errors
 
 __all__ = ["SUBSCRIPTION_TYPES", "PulsarConsumer"]
 
@@ -141,7 +141,7 @@ class PulsarConsumer(Consumer):
         targets = [self._names.full(t) for t in topics]
         position = (pulsar.InitialPosition.Earliest if self._start == "earliest"
                     else pulsar.InitialPosition.Latest)
-        with pulsar_errors(f"subscribing group {self._subscription!r} to {list(topics)}",
+        with translated_errors(f"subscribing group {self._subscription!r} to {list(topics)}",
                            self._where):
             assigned = frozenset(TopicPartition(t, p) for t in topics
                                  for p in range(self._partitions_of(t)))
@@ -178,7 +178,7 @@ class PulsarConsumer(Consumer):
         except timeout_error:
             pass
         except Exception as exc:
-            with pulsar_errors("receiving", self._where):
+            with translated_errors("receiving", self._where):
                 raise exc
         return self._decode(received)
 
@@ -198,7 +198,7 @@ class PulsarConsumer(Consumer):
                 if remaining <= _WAIT_SLICE_S:
                     return None
             except Exception as exc:
-                with pulsar_errors("receiving", self._where):
+                with translated_errors("receiving", self._where):
                     raise exc
 
     def _decode(self, received: list[Any]) -> list[Message]:
@@ -262,7 +262,7 @@ class PulsarConsumer(Consumer):
                 done.append(queue.popleft()[1])
             if not done:
                 continue
-            with pulsar_errors(f"committing {tp.topic!r}[{tp.partition}]", self._where,
+            with translated_errors(f"committing {tp.topic!r}[{tp.partition}]", self._where,
                                topic=tp.topic, partition=tp.partition):
                 if self._cumulative:
                     consumer.acknowledge_cumulative(done[-1])
@@ -297,7 +297,7 @@ class PulsarConsumer(Consumer):
                 if offset in offsets:
                     found.add(offset)
                     nacked.append(message_id)
-                    with pulsar_errors("negative acknowledgement", self._where):
+                    with translated_errors("negative acknowledgement", self._where):
                         self._consumer.negative_acknowledge(message_id)
                 else:
                     keep.append((offset, message_id))
@@ -343,7 +343,7 @@ class PulsarConsumer(Consumer):
         self._check_open()
         if self._wrapper is None:
             raise IllegalStateError("seek_to before subscribe")
-        with pulsar_errors("seeking", self._where):
+        with translated_errors("seeking", self._where):
             self._wrapper.seek(position)
         self._forget_delivered()
 
@@ -394,10 +394,6 @@ class PulsarConsumer(Consumer):
             if not _closed_already(exc):
                 _log.warning("pulsar: closing the consumer of group %r failed: %s",
                              self._subscription, exc)
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the pulsar consumer is closed")
 
 
 def _id_key(message_id: Any) -> tuple[int, int, int]:

@@ -1,6 +1,6 @@
 """Translating pulsar-client exceptions and result codes into omconnect errors.
 
-Every call into the client goes through :func:`pulsar_errors` (or :func:`translate` for a
+Every call into the client goes through :func:`translated_errors` (or :func:`translate` for a
 failed send's result code, which a callback receives), so no ``pulsar`` exception escapes
 the transport raw. The mapping, with the client's message kept and the original chained:
 
@@ -38,7 +38,7 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 
-__all__ = ["ErrorContext", "pulsar_errors", "translate"]
+__all__ = ["ErrorContext", "translate", "translated_errors"]
 
 _TIMEOUT = frozenset({"Timeout"})
 _TOO_BIG = frozenset({"MessageTooBig"})
@@ -139,7 +139,7 @@ def translate(
 
 
 @contextlib.contextmanager
-def pulsar_errors(action: str, where: ErrorContext, **context: Any) -> Iterator[None]:
+def translated_errors(action: str, where: ErrorContext, **context: Any) -> Iterator[None]:
     """Translate any client exception raised in the block (see :func:`translate`).
 
     Args:

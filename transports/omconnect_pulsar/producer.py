@@ -37,7 +37,7 @@ from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect_pulsar.client import TopicNames, compiled_module
 from omconnect_pulsar.codec import encode_into
-from omconnect_pulsar.errors import ErrorContext, pulsar_errors, translate
+from omconnect_pulsar.errors import ErrorContext, translate, translated_errors
 
 __all__ = ["PulsarProducer"]
 
@@ -206,7 +206,7 @@ class PulsarProducer(Producer):
                                          topic=topic, partition=partition)
                 if count > 1:
                     target = self._names.partition(topic, partition)
-            with pulsar_errors(f"creating a producer for topic {topic!r}", self._where,
+            with translated_errors(f"creating a producer for topic {topic!r}", self._where,
                                topic=topic):
                 wrapper = self._client.create_producer(target, **self._options)
             producer = wrapper._producer

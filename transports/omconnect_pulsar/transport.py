@@ -22,7 +22,7 @@ from omconnect.config import (
 )
 from omconnect.errors import ConfigError, IllegalStateError
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.kit.checks import check_consumer_args, reject_unknown_options
+from omconnect.transport.kit.checks import check_consumer_args
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 from omconnect_pulsar.admin import PulsarAdmin
 from omconnect_pulsar.client import (
@@ -34,8 +34,8 @@ from omconnect_pulsar.client import (
     split_prefixed,
 )
 from omconnect_pulsar.consumer import SUBSCRIPTION_TYPES, PulsarConsumer
-from omconnect_pulsar.errors import ErrorContext, pulsar_errors
-from omconnect_pulsar.offsets import PulsarKeyValueStore
+from omconnect_pulsar.errors import ErrorContext, translated_errors
+from omconnect_pulsar.kv_store import PulsarKeyValueStore
 from omconnect_pulsar.producer import PulsarProducer
 
 __all__ = ["CONFIG_DEF", "PulsarTransport"]
@@ -139,14 +139,13 @@ class PulsarTransport(Transport):
     name: ClassVar[str] = "pulsar"
     client_loggers: ClassVar[tuple[str, ...]] = ("omconnect_pulsar.client",)
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
+    native_option_prefixes: ClassVar[tuple[str, ...]] = _PASS_THROUGH
+    native_option_hint: ClassVar[str | None] = (
+        "options are pulsar.<" + "|".join(CONFIG_DEF.names()) + "> and pass-through "
+        "pulsar.client.*, pulsar.producer.*, pulsar.consumer.*, pulsar.reader.*")
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         given = dict(config or {})
-        reject_unknown_options(
-            CONFIG_DEF, given, prefix="pulsar.", pass_through=_PASS_THROUGH,
-            otherwise="options are pulsar.<" + "|".join(CONFIG_DEF.names()) + "> and "
-                      "pass-through pulsar.client.*, pulsar.producer.*, pulsar.consumer.*, "
-                      "pulsar.reader.*")
         super().__init__(given)
         pulsar_module()
         c = self.config
@@ -246,7 +245,7 @@ class PulsarTransport(Transport):
         """
         found = self._partitions.get(topic)
         if found is None:
-            with pulsar_errors(f"looking up topic {topic!r}", self.where, topic=topic):
+            with translated_errors(f"looking up topic {topic!r}", self.where, topic=topic):
                 names = self.client().get_topic_partitions(self.names.full(topic))
             found = self._partitions[topic] = max(1, len(names))
         return found
@@ -294,7 +293,7 @@ class PulsarTransport(Transport):
         elif plugin:
             settings["authentication"] = pulsar.Authentication(
                 plugin, _secret(c["auth.params"]) or "")
-        with pulsar_errors("creating the client", self.where):
+        with translated_errors("creating the client", self.where):
             return pulsar.Client(c["service.url"], **settings)
 
     def _producer_options(self, options: Mapping[str, Any] | None) -> dict[str, Any]:

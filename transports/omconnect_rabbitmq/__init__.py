@@ -24,7 +24,7 @@ Features:
     * Reconnection with exponential backoff after a lost connection; unacknowledged
       deliveries come back, so delivery is at-least-once.
     * A key/value store on a stream per namespace (last write wins, survives broker and
-      process restarts; :mod:`omconnect_rabbitmq.offsets`).
+      process restarts; :mod:`omconnect_rabbitmq.kv_store`).
     * Capabilities are per transport: ``replayable`` and
       ``new_subscriber_receives_old_messages`` are true with ``rabbitmq.streams=true`` (the
       default: every topic a stream).

@@ -10,7 +10,7 @@ share its :class:`Topology`.
 
 Creating a topic is create-if-absent, atomic across processes: the creator declares the
 topic's exchange, writes its layout to the catalog with
-:meth:`~omconnect_rabbitmq.offsets.StreamKeyValueStore.put_if_absent`, and declares the
+:meth:`~omconnect_rabbitmq.kv_store.StreamKeyValueStore.put_if_absent`, and declares the
 queues of the layout that won. Two creators of one topic at once (a source with
 ``topic.creation.default.partitions=4`` and another with 1, in one process or two) both
 end with the first layout written, and every partition of it has its queue; a creator
@@ -32,14 +32,14 @@ from omconnect.errors import IllegalStateError, TransportError
 from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
-from omconnect_rabbitmq.connection import (
+from omconnect_rabbitmq.client import (
     ChannelOps,
     ConnectionSettings,
     IoConnection,
     chain,
     gather,
 )
-from omconnect_rabbitmq.offsets import StreamKeyValueStore
+from omconnect_rabbitmq.kv_store import StreamKeyValueStore
 from omconnect_rabbitmq.topology import (
     CATALOG_NAMESPACE,
     STREAM_ARGUMENTS,
@@ -345,9 +345,8 @@ class RabbitMQAdmin(Admin):
         self._topology = topology
         self._closed = False
 
-    def _check_open(self) -> Topology:
-        if self._closed:
-            raise IllegalStateError("the admin is closed")
+    def _open_topology(self) -> Topology:
+        self._check_open()
         return self._topology
 
     def create_topics(self, topics: Sequence[TopicSpec]) -> None:
@@ -362,19 +361,19 @@ class RabbitMQAdmin(Admin):
             TransportError: The broker refused a declaration or cannot be reached.
 
         """
-        self._check_open().create(topics)
+        self._open_topology().create(topics)
 
     def list_topics(self) -> dict[str, TopicSpec]:
         """Every topic, by name (``config`` says whether it is a stream)."""
         return {name: TopicSpec(name, info.partitions,
                                 {STREAM_CONFIG: "true" if info.stream else "false"})
-                for name, info in self._check_open().topics().items()}
+                for name, info in self._open_topology().topics().items()}
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """Delete topics, their messages and every group's queues; unknown names are
         ignored.
         """
-        self._check_open().delete(names)
+        self._open_topology().delete(names)
 
     def close(self) -> None:
         """Release the admin (the transport keeps the shared connection). Idempotent."""

@@ -63,10 +63,10 @@ from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import RebalanceListener, StartFrom
 from omconnect_rabbitmq.admin import TopicInfo, Topology
+from omconnect_rabbitmq.client import ChannelOps, ConnectionSettings, IoConnection, chain
 from omconnect_rabbitmq.codec import STREAM_OFFSET, to_message
-from omconnect_rabbitmq.connection import ChannelOps, ConnectionSettings, IoConnection, chain
 from omconnect_rabbitmq.groups import RabbitMQGroupStore
-from omconnect_rabbitmq.offsets import StreamKeyValueStore
+from omconnect_rabbitmq.kv_store import StreamKeyValueStore
 from omconnect_rabbitmq.topology import group_queue, stream_queue
 
 __all__ = ["RabbitMQConsumer"]

@@ -17,7 +17,9 @@ is kept in the message.
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from omconnect.errors import (
@@ -28,7 +30,7 @@ from omconnect.errors import (
     TransportTimeoutError,
 )
 
-__all__ = ["ConnectionTarget", "translate"]
+__all__ = ["ErrorContext", "translate", "translated_errors"]
 
 _TOO_LARGE = re.compile(r"message size (\d+) is larger than (?:configured )?max size (\d+)")
 _AUTH_CODES = (403, 530)
@@ -43,7 +45,7 @@ _RECOVERING = "is down or inaccessible"
 (right after a broker restart); worth another try."""
 
 
-class ConnectionTarget:
+class ErrorContext:
     """Where a connection goes, for error messages (never the password).
 
     Args:
@@ -82,7 +84,7 @@ def translate(
     exc: BaseException,
     *,
     action: str,
-    target: ConnectionTarget | None = None,
+    where: ErrorContext | None = None,
     timeout: float | None = None,
     **context: Any,
 ) -> ConnectError:
@@ -93,7 +95,7 @@ def translate(
     Args:
         exc: What pika raised or passed to a callback.
         action: What the transport was doing, e.g. ``"publishing to topic 'orders'"``.
-        target: The connection's broker, user and vhost (named in connection errors).
+        where: The connection's broker, user and vhost (named in connection errors).
         timeout: The connection timeout in seconds, named when the broker did not answer.
         **context: Error context (topic, partition, ...).
 
@@ -101,7 +103,7 @@ def translate(
         The error to raise.
 
     """
-    error = _translate(exc, action=action, target=target, timeout=timeout, **context)
+    error = _translate(exc, action=action, where=where, timeout=timeout, **context)
     if error is not exc and error.__cause__ is None:
         error.__cause__ = exc
     return error
@@ -111,7 +113,7 @@ def _translate(
     exc: BaseException,
     *,
     action: str,
-    target: ConnectionTarget | None = None,
+    where: ErrorContext | None = None,
     timeout: float | None = None,
     **context: Any,
 ) -> ConnectError:
@@ -119,7 +121,7 @@ def _translate(
         return exc
     import pika.exceptions as pe
 
-    where = f" ({target})" if target is not None else ""
+    at = f" ({where})" if where is not None else ""
     code, text = _reply(exc)
     too_large = _TOO_LARGE.search(text)
     if too_large:
@@ -128,30 +130,44 @@ def _translate(
     if isinstance(exc, (pe.ProbableAuthenticationError, pe.AuthenticationError)) or (
             code in _AUTH_CODES and "login" in text.lower()):
         return TransportError(
-            f"{action} failed: the broker refused the login of {target or 'the user'}; check "
+            f"{action} failed: the broker refused the login of {where or 'the user'}; check "
             f"the user name and password in rabbitmq.url (broker said: {text})", **context)
     if isinstance(exc, pe.ProbableAccessDeniedError) or code in _AUTH_CODES:
         return TransportError(
-            f"{action} failed: access denied for {target or 'the user'}; check that the "
+            f"{action} failed: access denied for {where or 'the user'}; check that the "
             f"vhost exists and the user has permissions on it (broker said: {text})",
             **context)
     if code == _NOT_FOUND and _RECOVERING in text:
         return RetriableTransportError(
-            f"{action} failed{where}: the queue is still recovering after a broker restart: "
+            f"{action} failed{at}: the queue is still recovering after a broker restart: "
             f"{text}", **context)
     if code == _PRECONDITION_FAILED or (isinstance(exc, pe.ChannelClosedByBroker) and (
             code not in _RETRIABLE_CODES)):
-        return TransportError(f"{action} failed{where}: the broker refused it: {text}",
+        return TransportError(f"{action} failed{at}: the broker refused it: {text}",
                               **context)
     if isinstance(exc, (TimeoutError, pe.AMQPHeartbeatTimeout)) or "timeout" in text.lower() \
             or "timed out" in text.lower():
         within = f" within {timeout:g} s" if timeout is not None else ""
         return TransportTimeoutError(
-            f"{action} failed: no answer from the broker{where}{within}; check rabbitmq.url "
+            f"{action} failed: no answer from the broker{at}{within}; check rabbitmq.url "
             f"and that RabbitMQ is running ({text})", **context)
     if isinstance(exc, (pe.AMQPConnectionError, pe.AMQPChannelError, OSError)) or \
             code in _RETRIABLE_CODES:
         return RetriableTransportError(
-            f"{action} failed: the connection to the broker{where} was lost or refused: "
+            f"{action} failed: the connection to the broker{at} was lost or refused: "
             f"{text}", **context)
-    return TransportError(f"{action} failed{where}: {type(exc).__name__}: {text}", **context)
+    return TransportError(f"{action} failed{at}: {type(exc).__name__}: {text}", **context)
+
+
+@contextlib.contextmanager
+def translated_errors(action: str, *, where: ErrorContext | None = None,
+                      timeout: float | None = None, **context: Any) -> Iterator[None]:
+    """Translate any pika (or socket) exception raised in the block (see
+    :func:`translate`); omconnect errors pass unchanged.
+    """
+    try:
+        yield
+    except ConnectError:
+        raise
+    except Exception as exc:
+        raise translate(exc, action=action, where=where, timeout=timeout, **context) from exc

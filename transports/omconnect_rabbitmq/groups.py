@@ -35,7 +35,7 @@ from typing import Any
 from omconnect.errors import TransportError
 from omconnect.records import TopicPartition
 from omconnect.transport.kit.grouping import GroupStore, GroupView
-from omconnect_rabbitmq.connection import ChannelOps, IoConnection, chain, gather
+from omconnect_rabbitmq.client import ChannelOps, IoConnection, chain, gather
 from omconnect_rabbitmq.topology import LOCK_ARGUMENTS, group_exchange, lock_queue
 
 __all__ = ["RabbitMQGroupStore"]

@@ -50,14 +50,14 @@ from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionEr
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect_rabbitmq.admin import TopicInfo, Topology
-from omconnect_rabbitmq.codec import amqp_headers
-from omconnect_rabbitmq.connection import (
+from omconnect_rabbitmq.client import (
     ChannelOps,
     ConnectionSettings,
     IoConnection,
     chain,
     pika_module,
 )
+from omconnect_rabbitmq.codec import amqp_headers
 from omconnect_rabbitmq.errors import translate
 from omconnect_rabbitmq.topology import routing_key, topic_exchange
 
@@ -266,7 +266,7 @@ class RabbitMQProducer(Producer):
     def _channel_closed(self, channel: ChannelOps, reason: BaseException) -> None:
         if self._channel is channel:
             self._channel = None
-        self._fail_inflight(translate(reason, action="publishing", target=self._io.target))
+        self._fail_inflight(translate(reason, action="publishing", where=self._io.target))
         connection = self._io.connection
         if connection is not None and connection.is_open and not self._io.closed:
             self._io.post(lambda: chain(self._io.channel("publishing"), self._confirming))
@@ -296,7 +296,7 @@ class RabbitMQProducer(Producer):
                     properties.message_id = str(tag)  # a return names it by its tag
                     publish(exchange, key, body, properties, True)
             except Exception as exc:
-                batch.fail(translate(exc, action="publishing", target=self._io.target))
+                batch.fail(translate(exc, action="publishing", where=self._io.target))
                 continue
             batch.first = self._tag + 1
             self._tag += len(batch.publishes)

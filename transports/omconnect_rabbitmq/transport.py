@@ -14,16 +14,16 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, OneOf, Range
-from omconnect.errors import ConfigError, IllegalStateError
+from omconnect.errors import ConfigError
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.kit.checks import MAX_PARTITIONS, check_consumer_args
 from omconnect.transport.kit.grouping import ASSIGNORS
 from omconnect.transport.kit.partitioning import Partitioner
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 from omconnect_rabbitmq.admin import RabbitMQAdmin, Topology
-from omconnect_rabbitmq.connection import ConnectionSettings
+from omconnect_rabbitmq.client import ConnectionSettings
 from omconnect_rabbitmq.consumer import RabbitMQConsumer
-from omconnect_rabbitmq.offsets import StreamKeyValueStore
+from omconnect_rabbitmq.kv_store import StreamKeyValueStore
 from omconnect_rabbitmq.producer import RabbitMQProducer
 from omconnect_rabbitmq.topology import POSITIONS_NAMESPACE
 
@@ -123,9 +123,6 @@ class RabbitMQTransport(Transport):
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        from omconnect.transport.kit.checks import reject_unknown_options
-
-        reject_unknown_options(self.config_def, config or {}, prefix="rabbitmq.")
         super().__init__(config)
         config = self.config
         url = config["url"]
@@ -254,6 +251,3 @@ class RabbitMQTransport(Transport):
         if positions is not None:
             positions.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the rabbitmq transport is closed")

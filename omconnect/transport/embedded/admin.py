@@ -8,7 +8,8 @@ from collections.abc import Sequence
 
 from omconnect.errors import IllegalStateError
 from omconnect.transport.embedded.catalog import create_topic, delete_topic, list_topics
-from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.client import Database, write_transaction
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.kit.checks import check_topic_spec
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Admin
@@ -44,21 +45,21 @@ class EmbeddedAdmin(Admin):
         """
         for spec in topics:
             check_topic_spec(spec)
-        with self._lock, sqlite_errors("creating topics"), \
+        with self._lock, translated_errors("creating topics"), \
                 write_transaction(self._connection()) as conn:
             for spec in topics:
                 create_topic(conn, spec.name, spec.partitions, spec.config)
 
     def list_topics(self) -> dict[str, TopicSpec]:
         """Every topic, by name."""
-        with self._lock, sqlite_errors("listing topics"):
+        with self._lock, translated_errors("listing topics"):
             return list_topics(self._connection())
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """Delete topics with their messages and group positions; unknown names are
         ignored.
         """
-        with self._lock, sqlite_errors("deleting topics"), \
+        with self._lock, translated_errors("deleting topics"), \
                 write_transaction(self._connection()) as conn:
             for name in names:
                 delete_topic(conn, name)

@@ -15,8 +15,9 @@ from typing import Any
 
 from omconnect.records import TopicPartition
 from omconnect.transport.embedded.catalog import Catalog, partition_range
+from omconnect.transport.embedded.client import Database, write_transaction
 from omconnect.transport.embedded.codec import decode_chunk
-from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.embedded.groups import Heartbeat, SqliteGroupStore
 from omconnect.transport.kit.grouping import Assignor, GroupMember
 from omconnect.transport.kit.log_consumer import LogConsumer
@@ -125,14 +126,14 @@ class EmbeddedConsumer(LogConsumer):
         return self._polling or time.monotonic() - self._polled_at <= self._max_poll_interval
 
     def _prepare(self) -> None:
-        with sqlite_errors("reading the topic catalog"):
+        with translated_errors("reading the topic catalog"):
             self._seen_version = self._data_version()
             self._catalog.refresh(self._conn)
 
     def _partition_id(self, partition: TopicPartition) -> int | None:
         ids = self._catalog.partition_ids.get(partition.topic)
         if ids is None or partition.partition >= len(ids):
-            with sqlite_errors("reading the topic catalog"):
+            with translated_errors("reading the topic catalog"):
                 self._catalog.refresh(self._conn)
             ids = self._catalog.partition_ids.get(partition.topic)
         if ids is None or not 0 <= partition.partition < len(ids):
@@ -149,7 +150,7 @@ class EmbeddedConsumer(LogConsumer):
         topic = partition.topic
         number = partition.partition
         messages: list[Message] = []
-        with sqlite_errors("reading the log", topic=topic, partition=number, offset=offset):
+        with translated_errors("reading the log", topic=topic, partition=number, offset=offset):
             cursor = self._conn.execute(_SELECT, (start + offset, end))
             try:
                 for rowid, count, data in cursor:
@@ -176,7 +177,7 @@ class EmbeddedConsumer(LogConsumer):
         number = partition.partition
         parts: list[Any] = []
         got = 0
-        with sqlite_errors("reading the log", topic=topic, partition=number, offset=offset):
+        with translated_errors("reading the log", topic=topic, partition=number, offset=offset):
             cursor = self._conn.execute(_SELECT, (start + offset, end))
             try:
                 for rowid, count, data in cursor:
@@ -204,7 +205,7 @@ class EmbeddedConsumer(LogConsumer):
         if pid is None:
             return None
         start, end = partition_range(pid)
-        with sqlite_errors("reading offsets", topic=partition.topic,
+        with translated_errors("reading offsets", topic=partition.topic,
                            partition=partition.partition):
             first = self._conn.execute("SELECT id, count FROM log WHERE id >= ? AND id < ? "
                                        "ORDER BY id LIMIT 1", (start, end)).fetchone()
@@ -216,7 +217,7 @@ class EmbeddedConsumer(LogConsumer):
 
     def _store_commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         now = time.time_ns() // 1_000_000
-        with sqlite_errors("committing offsets", group=group), \
+        with translated_errors("committing offsets", group=group), \
                 write_transaction(self._conn) as conn:
             conn.executemany(
                 "INSERT INTO group_offsets (grp, topic, partition, next_offset, committed_ms) "
@@ -227,7 +228,7 @@ class EmbeddedConsumer(LogConsumer):
     def _load_committed(
         self, group: str, partitions: Sequence[TopicPartition]
     ) -> dict[TopicPartition, int | None]:
-        with sqlite_errors("reading committed offsets", group=group):
+        with translated_errors("reading committed offsets", group=group):
             rows = self._conn.execute(
                 "SELECT topic, partition, next_offset FROM group_offsets WHERE grp = ?",
                 (group,)).fetchall()
@@ -240,7 +241,7 @@ class EmbeddedConsumer(LogConsumer):
             step = min(deadline - time.monotonic(), self._poll_interval)
             if step <= 0 or self._signal.wait(step):
                 return
-            with sqlite_errors("checking for new messages"):
+            with translated_errors("checking for new messages"):
                 if self._data_version() != self._seen_version:
                     return
 

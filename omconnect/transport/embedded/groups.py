@@ -23,7 +23,8 @@ import time
 from collections.abc import Callable, Set
 
 from omconnect.records import TopicPartition
-from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.client import Database, write_transaction
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.kit.grouping import GroupStore, GroupView
 
 __all__ = ["Heartbeat", "SqliteGroupStore"]
@@ -49,7 +50,7 @@ class SqliteGroupStore(GroupStore):
     def join(self, member: str, topics: frozenset[str], session_timeout_ms: int) -> None:
         """Register ``member`` with its topics (counts as a heartbeat)."""
         now = _now_ms()
-        with sqlite_errors("joining the consumer group", group=self._group), \
+        with translated_errors("joining the consumer group", group=self._group), \
                 write_transaction(self._conn) as conn:
             conn.execute(
                 "INSERT INTO group_members (grp, member, topics, session_timeout_ms, "
@@ -63,7 +64,7 @@ class SqliteGroupStore(GroupStore):
         """Evict expired members, heartbeat ``member``, and read the group."""
         now = _now_ms()
         group = self._group
-        with sqlite_errors("syncing with the consumer group", group=group), \
+        with translated_errors("syncing with the consumer group", group=group), \
                 write_transaction(self._conn) as conn:
             expired = [row[0] for row in conn.execute(
                 "SELECT member FROM group_members "
@@ -92,7 +93,7 @@ class SqliteGroupStore(GroupStore):
         was evicted meanwhile).
         """
         group = self._group
-        with sqlite_errors("claiming partitions", group=group), \
+        with translated_errors("claiming partitions", group=group), \
                 write_transaction(self._conn) as conn:
             conn.executemany(
                 "DELETE FROM group_owners WHERE grp = ? AND topic = ? AND partition = ? "
@@ -113,7 +114,7 @@ class SqliteGroupStore(GroupStore):
 
     def leave(self, member: str) -> None:
         """Remove ``member`` and free its partitions."""
-        with sqlite_errors("leaving the consumer group", group=self._group), \
+        with translated_errors("leaving the consumer group", group=self._group), \
                 write_transaction(self._conn) as conn:
             self._remove(conn, member)
 

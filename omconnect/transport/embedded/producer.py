@@ -32,8 +32,9 @@ from omconnect.errors import (
 )
 from omconnect.records import RecordMetadata, build_record_metadata
 from omconnect.transport.embedded.catalog import Catalog, create_topic, partition_range
+from omconnect.transport.embedded.client import Database, write_transaction
 from omconnect.transport.embedded.codec import encode_chunks
-from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.embedded.schema import MAX_OFFSET, OFFSET_BITS
 from omconnect.transport.kit.checks import check_message_sizes, failed_batch
 from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
@@ -173,7 +174,7 @@ class LogWriter:
     def _write(self, batches: list[_Pending]) -> None:
         outcomes: list[Any] = []
         try:
-            with sqlite_errors("appending to the log"), write_transaction(self._conn):
+            with translated_errors("appending to the log"), write_transaction(self._conn):
                 self._catalog.refresh(self._conn)
                 next_offsets: dict[int, int] = {}
                 rows: list[Row] = []

@@ -15,18 +15,16 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
-from omconnect.errors import IllegalStateError
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.embedded.admin import EmbeddedAdmin
+from omconnect.transport.embedded.client import Database
 from omconnect.transport.embedded.consumer import EmbeddedConsumer
-from omconnect.transport.embedded.database import Database
-from omconnect.transport.embedded.offsets import EmbeddedKeyValueStore
+from omconnect.transport.embedded.kv_store import EmbeddedKeyValueStore
 from omconnect.transport.embedded.producer import EmbeddedProducer, LogWriter
 from omconnect.transport.kit.checks import (
     MAX_PARTITIONS,
     check_consumer_args,
     no_native_options,
-    reject_unknown_options,
 )
 from omconnect.transport.kit.grouping import ASSIGNORS
 from omconnect.transport.kit.partitioning import Partitioner
@@ -105,7 +103,6 @@ class EmbeddedTransport(Transport):
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
-        reject_unknown_options(self.config_def, config or {}, prefix="embedded.")
         super().__init__(config)
         self.path = Path(self.config["path"]).expanduser()
         self.database = Database(self.path, synchronous=self.config["synchronous"],
@@ -187,9 +184,6 @@ class EmbeddedTransport(Transport):
         if writer is not None:
             writer.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the embedded transport is closed")
 
     def _log_writer(self) -> LogWriter:
         with self._lock:

@@ -303,9 +303,6 @@ class LogConsumer(Consumer):
 
     # -- internals ------------------------------------------------------------------------
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the consumer is closed")
 
     def _require_group(self, action: str) -> str:
         if self.group is None:

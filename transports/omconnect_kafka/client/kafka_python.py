@@ -1,7 +1,7 @@
 """The ``kafka-python`` driver (the default; extra ``kafka``).
 
 Producer: one ``KafkaProducer.send`` per message; the per-record futures report to the
-batch's :class:`~omconnect_kafka.drivers.base.BatchAck` through one callback each (no
+batch's :class:`~omconnect_kafka.client.base.BatchAck` through one callback each (no
 thread per record). Keys are placed by :class:`~omconnect_kafka.partitioner.
 KeyPartitioner` (Kafka's default partitioner).
 
@@ -33,7 +33,7 @@ from omconnect.errors import UnsupportedOperationError
 from omconnect.records import RecordMetadata, TopicPartition, build_record_metadata
 from omconnect.transport.messages import Message, TopicSpec, build_message
 from omconnect.transport.spi import RebalanceListener, StartFrom
-from omconnect_kafka.drivers.base import (
+from omconnect_kafka.client.base import (
     AdminClient,
     BatchAck,
     ClientSettings,
@@ -41,7 +41,7 @@ from omconnect_kafka.drivers.base import (
     Driver,
     ProducerClient,
 )
-from omconnect_kafka.drivers.options import check_native_options, reveal
+from omconnect_kafka.client.options import check_native_options, reveal
 from omconnect_kafka.errors import ListenerFailed
 from omconnect_kafka.partitioner import KeyPartitioner
 

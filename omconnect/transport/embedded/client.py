@@ -1,4 +1,4 @@
-"""The embedded transport's database file: connections, transactions, error translation.
+"""The embedded transport's database file: connections and transactions.
 
 Every connection runs in autocommit mode; writes go through :func:`write_transaction`
 (``BEGIN IMMEDIATE``), which takes SQLite's write lock up front so two processes never
@@ -14,44 +14,12 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from omconnect.errors import ConfigError, RetriableTransportError, TransportError
+from omconnect.errors import ConfigError, TransportError
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.embedded.schema import SCHEMA_VERSION, create_schema
 
-__all__ = ["Database", "sqlite_errors", "translate", "write_transaction"]
-
-# Primary result codes worth retrying: the lock is held by another process (BUSY),
-# a table is locked by this process (LOCKED), the disk is full (FULL: space may be
-# freed), WAL-index contention (PROTOCOL).
-_RETRIABLE_CODES = {5, 6, 13, 15}
-
-
-def translate(exc: sqlite3.Error, action: str, **context: Any) -> TransportError:
-    """The omconnect error for a sqlite3 error raised while doing ``action``.
-
-    Busy or locked databases, a full disk and WAL-index contention are retriable;
-    everything else (I/O errors, corruption, a read-only file) is fatal. SQLite's own
-    message and result-code name are kept.
-    """
-    code = getattr(exc, "sqlite_errorcode", None)
-    name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
-    message = f"embedded transport: {action} failed: {exc} ({name})"
-    if code is not None and code & 0xFF in _RETRIABLE_CODES:
-        return RetriableTransportError(message, **context)
-    if code is None and "locked" in str(exc):
-        return RetriableTransportError(message, **context)
-    return TransportError(message, **context)
-
-
-@contextmanager
-def sqlite_errors(action: str, **context: Any) -> Iterator[None]:
-    """Translate sqlite3 errors raised inside the block (see :func:`translate`)."""
-    try:
-        yield
-    except sqlite3.Error as exc:
-        raise translate(exc, action, **context) from exc
-
+__all__ = ["Database", "write_transaction"]
 
 @contextmanager
 def write_transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
@@ -115,7 +83,7 @@ class Database:
 
     def connect(self) -> sqlite3.Connection:
         """A new connection (autocommit; usable from any one thread at a time)."""
-        with sqlite_errors(f"opening {self.file}"):
+        with translated_errors(f"opening {self.file}"):
             conn = sqlite3.connect(self.file, timeout=self.busy_timeout_ms / 1000,
                                    isolation_level=None, check_same_thread=False)
             conn.execute(f"PRAGMA synchronous = {self.synchronous}")
@@ -131,7 +99,7 @@ class Database:
     def _initialise(self) -> None:
         conn = self.connect()
         try:
-            with sqlite_errors(f"opening {self.file}"):
+            with translated_errors(f"opening {self.file}"):
                 mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
                 if str(mode).lower() != "wal":
                     mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]

@@ -34,7 +34,7 @@ from omconnect.errors import (
     RetriableError,
     TransportTimeoutError,
 )
-from omconnect_rabbitmq.errors import ConnectionTarget, translate
+from omconnect_rabbitmq.errors import ErrorContext, translate, translated_errors
 
 __all__ = ["ChannelOps", "ConnectionSettings", "IoConnection", "chain", "gather", "pika_module"]
 
@@ -71,12 +71,12 @@ class ConnectionSettings:
     client: Mapping[str, Any] = attrs.field(factory=dict)
 
     @property
-    def target(self) -> ConnectionTarget:
+    def target(self) -> ErrorContext:
         """Host, port, user and vhost, for error messages."""
         parts = urllib.parse.urlsplit(self.url)
         vhost = urllib.parse.unquote(parts.path[1:]) if len(parts.path) > 1 else "/"
         port = parts.port or (5671 if parts.scheme == "amqps" else 5672)
-        return ConnectionTarget(parts.hostname or "localhost", port,
+        return ErrorContext(parts.hostname or "localhost", port,
                                 urllib.parse.unquote(parts.username or "guest"), vhost)
 
     def parameters(self) -> Any:
@@ -121,7 +121,7 @@ class ChannelOps:
 
     """
 
-    def __init__(self, channel: Any, action: str, target: ConnectionTarget) -> None:
+    def __init__(self, channel: Any, action: str, target: ErrorContext) -> None:
         self.channel = channel
         self.action = action
         self.target = target
@@ -131,7 +131,7 @@ class ChannelOps:
         channel.add_on_close_callback(self._closed)
 
     @classmethod
-    def open(cls, connection: Any, action: str, target: ConnectionTarget) -> Future[ChannelOps]:
+    def open(cls, connection: Any, action: str, target: ErrorContext) -> Future[ChannelOps]:
         """Open a channel on ``connection``; the future completes once it is open."""
         future: Future[ChannelOps] = Future()
 
@@ -141,7 +141,7 @@ class ChannelOps:
         try:
             connection.channel(on_open_callback=opened)
         except Exception as exc:
-            future.set_exception(translate(exc, action=action, target=target))
+            future.set_exception(translate(exc, action=action, where=target))
         return future
 
     def on_close(self, callback: Callable[[BaseException], None]) -> None:
@@ -150,7 +150,7 @@ class ChannelOps:
 
     def _closed(self, _channel: Any, reason: BaseException) -> None:
         self.closed = reason
-        error = translate(reason, action=self.action, target=self.target)
+        error = translate(reason, action=self.action, where=self.target)
         pending, self._pending = self._pending, set()
         for future in pending:
             if not future.done():
@@ -165,7 +165,7 @@ class ChannelOps:
         """Call the channel's ``method`` with a completion callback; its future."""
         future: Future[Any] = Future()
         if self.closed is not None:
-            future.set_exception(translate(self.closed, action=self.action, target=self.target))
+            future.set_exception(translate(self.closed, action=self.action, where=self.target))
             return future
         self._pending.add(future)
 
@@ -178,7 +178,7 @@ class ChannelOps:
             getattr(self.channel, method)(*args, callback=done, **kwargs)
         except Exception as exc:
             self._pending.discard(future)
-            future.set_exception(translate(exc, action=self.action, target=self.target))
+            future.set_exception(translate(exc, action=self.action, where=self.target))
         return future
 
     def close(self) -> None:
@@ -316,7 +316,7 @@ class IoConnection:
         still recovering right after a broker restart is retried).
         """
         _log.warning("%s: setting up the connection failed: %s", self.name, exc)
-        error = translate(exc, action=f"setting up {self.name}", target=self.target)
+        error = translate(exc, action=f"setting up {self.name}", where=self.target)
         if not self._opened.done() and (not isinstance(error, RetriableError)
                                         or time.monotonic() >= self._start_deadline):
             self._opened.set_exception(error)
@@ -325,7 +325,7 @@ class IoConnection:
             connection.close()
 
     def _open_failed(self, _connection: Any, exc: BaseException) -> None:
-        error = translate(exc, action=f"connecting for {self.name}", target=self.target,
+        error = translate(exc, action=f"connecting for {self.name}", where=self.target,
                           timeout=self.settings.timeout)
         if self._closing:
             self._ioloop.stop()
@@ -343,7 +343,7 @@ class IoConnection:
         if self._closing:
             self._ioloop.stop()
             return
-        error = translate(reason, action=f"{self.name}", target=self.target)
+        error = translate(reason, action=f"{self.name}", where=self.target)
         _log.info("%s: connection lost (%s); reconnecting in %.1f s", self.name, error,
                   self._delay)
         if self._on_lost is not None:
@@ -444,16 +444,13 @@ class IoConnection:
         if self.on_loop():
             raise IllegalStateError("IoConnection.call from the I/O thread would deadlock")
         self._hand_over(run)
-        try:
-            return outer.result(timeout=limit)
-        except FutureTimeout:
-            raise TransportTimeoutError(
-                f"{action or self.name} got no answer from the broker ({self.target}) within "
-                f"{limit:g} s") from None
-        except ConnectError:
-            raise
-        except Exception as exc:
-            raise translate(exc, action=action or self.name, target=self.target) from exc
+        with translated_errors(action or self.name, where=self.target):
+            try:
+                return outer.result(timeout=limit)
+            except FutureTimeout:
+                raise TransportTimeoutError(
+                    f"{action or self.name} got no answer from the broker ({self.target}) "
+                    f"within {limit:g} s") from None
 
     def channel(self, action: str) -> Future[ChannelOps]:
         """Open a channel (loop thread only)."""

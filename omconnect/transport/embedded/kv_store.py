@@ -13,7 +13,8 @@ import threading
 from collections.abc import Iterator, Mapping
 
 from omconnect.errors import IllegalStateError
-from omconnect.transport.embedded.database import Database, sqlite_errors, write_transaction
+from omconnect.transport.embedded.client import Database, write_transaction
+from omconnect.transport.embedded.errors import translated_errors
 from omconnect.transport.spi import KeyValueStore
 
 __all__ = ["EmbeddedKeyValueStore"]
@@ -40,7 +41,7 @@ class EmbeddedKeyValueStore(KeyValueStore):
 
     def get(self, key: str) -> bytes | None:
         """The value stored under ``key``, or ``None``."""
-        with self._lock, sqlite_errors("reading the key/value store", key=key):
+        with self._lock, translated_errors("reading the key/value store", key=key):
             row = self._connection().execute(
                 "SELECT value FROM kv WHERE namespace = ? AND key = ?",
                 (self._namespace, key)).fetchone()
@@ -63,7 +64,7 @@ class EmbeddedKeyValueStore(KeyValueStore):
                                 f"{type(value).__name__} for key {key!r}")
         if not items:
             return
-        with self._lock, sqlite_errors("writing the key/value store"), \
+        with self._lock, translated_errors("writing the key/value store"), \
                 write_transaction(self._connection()) as conn:
             conn.executemany("INSERT OR REPLACE INTO kv (namespace, key, value) "
                              "VALUES (?, ?, ?)", upserts)
@@ -72,7 +73,7 @@ class EmbeddedKeyValueStore(KeyValueStore):
     def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""
         found = []
-        with self._lock, sqlite_errors("scanning the key/value store"):
+        with self._lock, translated_errors("scanning the key/value store"):
             cursor = self._connection().execute(
                 "SELECT key, value FROM kv WHERE namespace = ? AND key >= ? ORDER BY key",
                 (self._namespace, prefix))

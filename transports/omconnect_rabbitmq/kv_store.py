@@ -26,16 +26,15 @@ fine for offsets, written once per flush interval) and a value must fit in one m
 from __future__ import annotations
 
 import struct
-import threading
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from omconnect.errors import IllegalStateError, RetriableTransportError, TransportTimeoutError
-from omconnect.transport.spi import KeyValueStore
-from omconnect_rabbitmq.connection import (
+from omconnect.errors import RetriableTransportError, TransportTimeoutError
+from omconnect.transport.kit.log_kv_store import LogKeyValueStore
+from omconnect_rabbitmq.client import (
     ChannelOps,
     ConnectionSettings,
     IoConnection,
@@ -88,7 +87,7 @@ def decode_items(body: bytes) -> list[tuple[str, bytes | None]]:
     return items
 
 
-class StreamKeyValueStore(KeyValueStore):
+class StreamKeyValueStore(LogKeyValueStore):
     """A namespace of the key/value store; see the module docstring. Thread-safe.
 
     Args:
@@ -103,16 +102,14 @@ class StreamKeyValueStore(KeyValueStore):
     def __init__(self, settings: ConnectionSettings, namespace: str) -> None:
         if not isinstance(namespace, str) or not namespace:
             raise ValueError(f"a key/value store needs a non-empty namespace, got {namespace!r}")
+        super().__init__()
         self.namespace = namespace
         self._queue = kv_queue(namespace)
-        self._data: dict[str, bytes] = {}
-        self._lock = threading.Lock()
         self._waiting: dict[str, Future[None]] = {}
         self._unconfirmed: dict[int, Future[None]] = {}
         self._published = 0
         self._next_offset: int | None = None
         self._publisher: ChannelOps | None = None
-        self._closed = False
         self._pika = pika_module()
         self._io = IoConnection(settings, name=f"key/value store {namespace!r}",
                                 on_connected=self._setup, on_lost=self._lost)
@@ -169,10 +166,8 @@ class StreamKeyValueStore(KeyValueStore):
         if_absent = bool(headers.get(_IF_ABSENT))
         with self._lock:
             for key, value in items:
-                if value is None:
-                    self._data.pop(key, None)
-                elif not if_absent or key not in self._data:
-                    self._data[key] = value
+                if value is None or not if_absent or key not in self._values:
+                    self._apply(key, value)
             token = headers.get(_TOKEN)
             if isinstance(token, bytes):
                 token = token.decode()
@@ -226,8 +221,7 @@ class StreamKeyValueStore(KeyValueStore):
 
     # -- the store --------------------------------------------------------------------
     def _write(self, body: bytes, what: str, *, if_absent: bool = False) -> None:
-        if self._closed:
-            raise IllegalStateError(f"key/value store {self.namespace!r} is closed")
+        self._check_open()
         token = uuid.uuid4().hex
         applied: Future[None] = Future()
         with self._lock:
@@ -252,30 +246,8 @@ class StreamKeyValueStore(KeyValueStore):
         """
         self._write(encode_items({}), f"reading key/value store {self.namespace!r}")
 
-    def get(self, key: str) -> bytes | None:
-        """The value under ``key``, or ``None``."""
-        self._check_open()
-        with self._lock:
-            return self._data.get(key)
-
-    def put_many(self, items: Mapping[str, bytes | None]) -> None:
-        """Store every item in one record; ``None`` deletes. Returns once stored and
-        applied.
-
-        Raises:
-            TypeError: A key is not ``str`` or a value not bytes/``None``.
-            TransportError: The write failed (nothing may be assumed stored).
-
-        """
-        for key, value in items.items():
-            if not isinstance(key, str):
-                raise TypeError(f"key/value store keys are str, got {type(key).__name__}: "
-                                f"{key!r}")
-            if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-                raise TypeError(f"key/value store values are bytes (or None to delete), got "
-                                f"{type(value).__name__} for key {key!r}")
-        if not items:
-            return
+    def _append(self, items: dict[str, bytes | None]) -> None:
+        """Store every item in one record; return once stored and applied (read back)."""
         self._write(encode_items(items), f"writing key/value store {self.namespace!r}")
 
     def put_if_absent(self, key: str, value: bytes) -> bytes:
@@ -290,24 +262,13 @@ class StreamKeyValueStore(KeyValueStore):
         self._write(encode_items({key: bytes(value)}),
                     f"writing key/value store {self.namespace!r}", if_absent=True)
         with self._lock:
-            won = self._data.get(key)
+            won = self._values.get(key)
         assert won is not None  # our own record was applied before _write returned
         return won
 
-    def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
-        """Every (key, value) whose key starts with ``prefix``, in key order."""
-        self._check_open()
-        with self._lock:
-            found = sorted((k, v) for k, v in self._data.items() if k.startswith(prefix))
-        return iter(found)
-
-    def close(self) -> None:
-        """Close the connection. Idempotent; the data stays in the stream."""
-        if self._closed:
-            return
-        self._closed = True
+    def _release(self) -> None:
+        """Close the connection; the data stays in the stream."""
         self._io.close()
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError(f"key/value store {self.namespace!r} is closed")
+    def _description(self) -> str:
+        return f"key/value store {self.namespace!r}"

@@ -27,15 +27,13 @@ a key always goes to the same partition, and there is one reader per partition.
 from __future__ import annotations
 
 import re
-import threading
-from collections.abc import Iterator, Mapping
 from typing import Any
 
-from omconnect.errors import IllegalStateError, SendError, TransportTimeoutError
+from omconnect.errors import SendError, TransportTimeoutError
+from omconnect.transport.kit.log_kv_store import LogKeyValueStore
 from omconnect.transport.messages import Message
-from omconnect.transport.spi import KeyValueStore
 from omconnect_pulsar.client import TopicNames, pulsar_module
-from omconnect_pulsar.errors import ErrorContext, pulsar_errors
+from omconnect_pulsar.errors import ErrorContext, translated_errors
 from omconnect_pulsar.producer import PulsarProducer
 
 __all__ = ["PulsarKeyValueStore", "kv_topic"]
@@ -54,7 +52,7 @@ def kv_topic(namespace: str) -> str:
     return "omc-kv-" + _UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", namespace)
 
 
-class PulsarKeyValueStore(KeyValueStore):
+class PulsarKeyValueStore(LogKeyValueStore):
     """A durable map on a Pulsar topic; see the module docstring. Thread-safe.
 
     Args:
@@ -77,17 +75,15 @@ class PulsarKeyValueStore(KeyValueStore):
         reader_options: dict[str, Any],
         where: ErrorContext,
     ) -> None:
+        super().__init__()
         self._client = client
         self._names = names
         self.topic = kv_topic(namespace)
         self._producer = producer
         self._where = where
-        self._map: dict[str, bytes] = {}
-        self._lock = threading.RLock()
-        self._closed = False
         self._last: dict[int, Any] = {}
         pulsar = pulsar_module()
-        with pulsar_errors(f"opening the key/value store {namespace!r}", where,
+        with translated_errors(f"opening the key/value store {namespace!r}", where,
                            topic=self.topic):
             # A producer first: creating it makes the broker create a missing topic. The
             # topic is never left empty (see _OPENED), then readers attach.
@@ -102,23 +98,17 @@ class PulsarKeyValueStore(KeyValueStore):
             ]
         self._refresh()
 
-    def get(self, key: str) -> bytes | None:
-        """The value stored under ``key`` (after reading every earlier write)."""
-        with self._lock:
-            self._refresh()
-            return self._map.get(key)
+    # -- the log side of LogKeyValueStore ---------------------------------------------
 
-    def put_many(self, items: Mapping[str, bytes | None]) -> None:
-        """Store several values; returns once the broker stored every one.
+    def _append(self, items: dict[str, bytes | None]) -> None:
+        """Send one message per key; return once the broker stored every one (readers
+        apply them on the next read).
 
         Raises:
             TransportError: A write was not acknowledged (some may have been stored).
             TransportTimeoutError: Not acknowledged within the send timeout.
 
         """
-        self._check_open()
-        if not items:
-            return
         messages = [Message(self.topic, key=key.encode(), value=value)
                     for key, value in items.items()]
         future = self._producer.send(messages)
@@ -131,19 +121,15 @@ class PulsarKeyValueStore(KeyValueStore):
         except SendError as exc:
             raise exc.__cause__ if isinstance(exc.__cause__, Exception) else exc from exc
 
-    def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
-        """Every (key, value) whose key starts with ``prefix``, in key order."""
-        with self._lock:
-            self._refresh()
-            found = sorted((k, v) for k, v in self._map.items() if k.startswith(prefix))
-        return iter(found)
+    def _catch_up(self) -> None:
+        """Read every message the readers have not applied yet (every write acknowledged
+        before this call, by any process).
+        """
+        self._refresh()
 
-    def close(self) -> None:
-        """Close the readers and the producer. Idempotent."""
+    def _release(self) -> None:
+        """Close the readers and the producer."""
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
             readers, self._readers = self._readers, []
         for reader in readers:
             try:
@@ -156,14 +142,14 @@ class PulsarKeyValueStore(KeyValueStore):
     def _refresh(self) -> None:
         """Apply every message the readers have not applied yet."""
         self._check_open()
-        with self._lock, pulsar_errors(f"reading the key/value store topic {self.topic!r}",
+        with self._lock, translated_errors(f"reading the key/value store topic {self.topic!r}",
                                        self._where, topic=self.topic):
             timeout_ms = int(self._where.timeout_s * 1000)
             for index, reader in enumerate(self._readers):
                 while reader.has_message_available():
-                    self._apply(index, reader.read_next(timeout_ms))
+                    self._apply_message(index, reader.read_next(timeout_ms))
 
-    def _apply(self, index: int, raw: Any) -> None:
+    def _apply_message(self, index: int, raw: Any) -> None:
         message_id = raw.message_id()
         last = self._last.get(index)
         if last is not None and not message_id > last:
@@ -173,11 +159,7 @@ class PulsarKeyValueStore(KeyValueStore):
         key = raw.partition_key()
         if properties.get("__omc.key") == "empty":
             key = ""
-        if raw.has_null_value():
-            self._map.pop(key, None)
-        else:
-            self._map[key] = raw.data()
+        self._apply(key, None if raw.has_null_value() else raw.data())
 
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError(f"the key/value store on {self.topic!r} is closed")
+    def _description(self) -> str:
+        return f"key/value store on {self.topic!r}"

@@ -23,18 +23,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 
-from omconnect.errors import IllegalStateError, SendError, TransportError, TransportTimeoutError
+from omconnect.errors import SendError, TransportError, TransportTimeoutError
 from omconnect.records import RecordMetadata, TopicPartition
+from omconnect.transport.kit.log_kv_store import LogKeyValueStore
 from omconnect.transport.messages import Message
-from omconnect.transport.spi import KeyValueStore
 from omconnect_kafka.admin import TopicCreator
+from omconnect_kafka.client.base import BatchAck, ProducerClient
 from omconnect_kafka.consumer import KafkaConsumer
-from omconnect_kafka.drivers.base import BatchAck, ProducerClient
 from omconnect_kafka.errors import translate
 
 __all__ = ["SENTINEL_KEY", "KafkaKeyValueStore", "kv_topic"]
@@ -59,7 +58,7 @@ def kv_topic(prefix: str, namespace: str) -> str:
     return f"{_LEGAL.sub('_', name)[:230]}-{digest}"
 
 
-class KafkaKeyValueStore(KeyValueStore):
+class KafkaKeyValueStore(LogKeyValueStore):
     """The store of one namespace, loaded at construction. Thread-safe.
 
     Args:
@@ -85,13 +84,11 @@ class KafkaKeyValueStore(KeyValueStore):
         topics: TopicCreator,
         timeout: float,
     ) -> None:
+        super().__init__()
         self.topic = topic
         self._producer = producer
         self._timeout = timeout
-        self._values: dict[str, bytes] = {}
         self._offsets: dict[str, int] = {}
-        self._lock = threading.Lock()
-        self._closed = False
         topics.ensure({topic}, config=KV_TOPIC_CONFIG, partitions=1)
         self._load(reader)
 
@@ -113,7 +110,7 @@ class KafkaKeyValueStore(KeyValueStore):
                 batch = consumer.poll(5000, 0.5)
                 if batch:
                     last_progress = time.monotonic()
-                    self._apply(batch)
+                    self._apply_records(batch)
                     seen = max(seen, batch[-1].offset or 0)
                 elif time.monotonic() - last_progress > self._timeout:
                     raise TransportTimeoutError(
@@ -123,7 +120,7 @@ class KafkaKeyValueStore(KeyValueStore):
         finally:
             consumer.close()
 
-    def _apply(self, messages: list[Message]) -> None:
+    def _apply_records(self, messages: list[Message]) -> None:
         with self._lock:
             for message in messages:
                 key = message.key
@@ -140,10 +137,7 @@ class KafkaKeyValueStore(KeyValueStore):
         if offset < self._offsets.get(key, -1):
             return
         self._offsets[key] = offset
-        if value is None:
-            self._values.pop(key, None)
-        else:
-            self._values[key] = value
+        self._apply(key, value)
 
     def _write(self, messages: list[Message]) -> list[RecordMetadata]:
         ack = BatchAck(messages, self._producer.acknowledgements, lambda index, error: translate(
@@ -160,59 +154,22 @@ class KafkaKeyValueStore(KeyValueStore):
                 f"kafka transport: writing key/value topic {self.topic!r} not acknowledged "
                 f"within {self._timeout:g} s", topic=self.topic) from None
 
-    # -- the KeyValueStore SPI ------------------------------------------------------
+    # -- the log side of LogKeyValueStore ---------------------------------------------
 
-    def get(self, key: str) -> bytes | None:
-        """The value stored under ``key``, or ``None``."""
-        self._check_open()
-        with self._lock:
-            return self._values.get(key)
-
-    def put_many(self, items: Mapping[str, bytes | None]) -> None:
-        """Write every item; returns once the broker acknowledged all of them. A
-        ``None`` value deletes the key.
-
-        Raises:
-            TypeError: A key is not a ``str`` or a value not ``bytes``/``None``.
-            TransportError: The write failed (the store may hold some of the items).
-
+    def _append(self, items: dict[str, bytes | None]) -> None:
+        """Write the items as records of the topic and apply them in offset order once the
+        broker acknowledged all of them.
         """
-        self._check_open()
-        messages = []
-        for key, value in items.items():
-            if not isinstance(key, str):
-                raise TypeError(f"key/value store keys are str, got {type(key).__name__}: "
-                                f"{key!r}")
-            if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-                raise TypeError(f"key/value store values are bytes (or None to delete), got "
-                                f"{type(value).__name__} for key {key!r}")
-            messages.append(Message(self.topic, key=key.encode("utf-8"),
-                                    value=None if value is None else bytes(value),
-                                    partition=0))
-        if not messages:
-            return
+        messages = [Message(self.topic, key=key.encode("utf-8"), value=value, partition=0)
+                    for key, value in items.items()]
         acks = self._write(messages)
         with self._lock:
-            for message, ack in zip(messages, acks, strict=True):
-                assert message.key is not None
-                offset = ack.offset if ack.offset is not None else self._offsets.get(
-                    message.key.decode("utf-8"), -1) + 1
-                self._set(message.key.decode("utf-8"), message.value, offset)
+            for (key, value), ack in zip(items.items(), acks, strict=True):
+                offset = ack.offset if ack.offset is not None else \
+                    self._offsets.get(key, -1) + 1
+                self._set(key, value, offset)
 
-    def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
-        """Every (key, value) whose key starts with ``prefix``, in key order."""
-        self._check_open()
+    def _release(self) -> None:
+        """Forget the offsets (the shared producer stays open)."""
         with self._lock:
-            found = sorted((k, v) for k, v in self._values.items() if k.startswith(prefix))
-        return iter(found)
-
-    def close(self) -> None:
-        """Drop the in-memory view. Idempotent (the shared producer stays open)."""
-        with self._lock:
-            self._closed = True
-            self._values.clear()
             self._offsets.clear()
-
-    def _check_open(self) -> None:
-        if self._closed:
-            raise IllegalStateError("the key/value store is closed")

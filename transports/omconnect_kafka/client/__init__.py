@@ -17,7 +17,7 @@ import importlib
 import importlib.util
 
 from omconnect.errors import ConfigError
-from omconnect_kafka.drivers.base import (
+from omconnect_kafka.client.base import (
     AdminClient,
     BatchAck,
     ClientSettings,
@@ -40,8 +40,8 @@ __all__ = [
 ]
 
 DRIVERS = {
-    "kafka-python": "omconnect_kafka.drivers.kafka_python:KafkaPythonDriver",
-    "confluent": "omconnect_kafka.drivers.confluent:ConfluentDriver",
+    "kafka-python": "omconnect_kafka.client.kafka_python:KafkaPythonDriver",
+    "confluent": "omconnect_kafka.client.confluent:ConfluentDriver",
 }
 """Driver name -> ``module:Class``."""
 

@@ -2,7 +2,7 @@
 
 The transport's own classes (:mod:`~omconnect_kafka.producer`,
 :mod:`~omconnect_kafka.consumer`, :mod:`~omconnect_kafka.admin`,
-:mod:`~omconnect_kafka.offsets`) hold the SPI logic once: argument checks, size limits,
+:mod:`~omconnect_kafka.kv_store`) hold the SPI logic once: argument checks, size limits,
 topic creation, batch acknowledgement, wakeup, error translation. A driver only talks
 to its client library, through three small client classes:
 

@@ -1,7 +1,7 @@
 """The ``confluent`` driver: confluent-kafka on librdkafka (extra ``confluent``).
 
 Producer: one ``Producer.produce`` per message with a delivery callback that reports
-to the batch's :class:`~omconnect_kafka.drivers.base.BatchAck`; one daemon thread per
+to the batch's :class:`~omconnect_kafka.client.base.BatchAck`; one daemon thread per
 producer serves delivery reports (``Producer.poll``). A full local queue
 (``BufferError``) is waited out by serving reports, up to ``kafka.connect.timeout.ms``.
 Keys are placed by librdkafka's ``murmur2_random`` partitioner, which is Kafka's
@@ -31,7 +31,7 @@ from omconnect.errors import ConfigError
 from omconnect.records import RecordMetadata, TopicPartition, build_record_metadata
 from omconnect.transport.messages import Message, TopicSpec, build_message
 from omconnect.transport.spi import RebalanceListener, StartFrom
-from omconnect_kafka.drivers.base import (
+from omconnect_kafka.client.base import (
     AdminClient,
     BatchAck,
     ClientSettings,
@@ -40,7 +40,7 @@ from omconnect_kafka.drivers.base import (
     Driver,
     ProducerClient,
 )
-from omconnect_kafka.drivers.options import check_native_options, reveal
+from omconnect_kafka.client.options import check_native_options, reveal
 from omconnect_kafka.errors import ListenerFailed
 from omconnect_kafka.partitioner import CONFLUENT_PARTITIONER
 
