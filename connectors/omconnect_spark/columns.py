@@ -29,9 +29,9 @@ from operator import attrgetter
 from typing import Any
 
 from omconnect.converters.base import Converter
+from omconnect.converters.selection import build_converters
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
-from omconnect.runtime.record_conversion import build_converters
 from omconnect.transport.messages import Message
 from omconnect_spark.options import Decoding
 

@@ -27,10 +27,10 @@ import attrs
 
 from omconnect import plugins
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
+from omconnect.converters.selection import converter_config_errors
 from omconnect.errors import ConfigError, PluginError
 from omconnect.records import TopicPartition
-from omconnect.runtime.record_conversion import converter_config_errors
-from omconnect.runtime.worker_config import WorkerConfig
+from omconnect.transport.selection import open_transport, transport_config_errors
 from omconnect.transport.spi import Transport
 from omconnect_spark.selection import TopicSelection, parse_assign
 
@@ -227,13 +227,13 @@ class TransportSettings:
 
     def open(self) -> Transport:
         """A new instance of the transport, opened exactly as the standalone runtime does
-        (:meth:`omconnect.runtime.worker_config.WorkerConfig.open_transport`).
+        (:func:`omconnect.transport.selection.open_transport`).
 
         Raises:
             ConfigError: The transport or one of its options is invalid.
 
         """
-        return WorkerConfig.parse(self.worker_settings()).open_transport()
+        return open_transport(self.worker_settings())
 
 
 @attrs.frozen(kw_only=True)
@@ -689,12 +689,8 @@ def _split(
                     "see the option table in docs/spark.md")
             errors.setdefault(key, []).append(f"unknown option of the omconnect source; {hint}")
     settings = TransportSettings(name=name, options=transport_options)
-    try:
-        WorkerConfig.parse(settings.worker_settings())
-    except ConfigError as exc:
-        for key, problems in (exc.errors or {str(exc.context.get("key") or "transport"):
-                                            [exc.message]}).items():
-            errors.setdefault(key, []).extend(problems)
+    for key, problems in transport_config_errors(settings.worker_settings())[1].items():
+        errors.setdefault(key, []).extend(problems)
     return known, settings, errors
 
 
@@ -702,7 +698,7 @@ def _transport_class(name: str) -> type[Transport] | None:
     try:
         loaded = plugins.load(plugins.TRANSPORTS, name)
     except PluginError:
-        return None  # WorkerConfig.parse reports it, with its did-you-mean
+        return None  # transport_config_errors reports it, with its did-you-mean
     return loaded if isinstance(loaded, type) and issubclass(loaded, Transport) else None
 
 

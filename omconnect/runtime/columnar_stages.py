@@ -37,7 +37,7 @@ from omconnect.columnar.records import millis  # noqa: E402
 from omconnect.columnar.source_batch import SourceBatch  # noqa: E402
 from omconnect.columnar.transforms import ColumnarChain  # noqa: E402
 from omconnect.converters.base import Converter  # noqa: E402
-from omconnect.runtime.record_conversion import Converters  # noqa: E402
+from omconnect.converters.selection import Converters  # noqa: E402
 from omconnect.transforms.chain import TransformChain  # noqa: E402
 
 __all__ = ["EncodedBatch", "SinkColumns", "SourceColumns", "last_offsets"]

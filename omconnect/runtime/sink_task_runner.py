@@ -40,6 +40,7 @@ from typing import Any
 from omconnect.connector.batch_tasks import columnar_available, puts_batches
 from omconnect.connector.context import ErrantRecordReporter, SinkTaskContext
 from omconnect.connector.task import SinkTask
+from omconnect.converters.selection import build_converters
 from omconnect.errors import (
     ConnectError,
     RetriableError,
@@ -47,11 +48,7 @@ from omconnect.errors import (
 )
 from omconnect.records import SinkRecord, TopicPartition
 from omconnect.runtime.dead_letter_queue import DeadLetterQueue
-from omconnect.runtime.record_conversion import (
-    MessageDeserializer,
-    SourceRecordSerializer,
-    build_converters,
-)
+from omconnect.runtime.record_conversion import MessageDeserializer, SourceRecordSerializer
 from omconnect.runtime.retry_with_tolerance import (
     Failure,
     RetryWithTolerance,

@@ -35,6 +35,7 @@ from typing import Any
 from omconnect.connector.batch_tasks import batches_of, columnar_available, polls_batches
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
 from omconnect.connector.task import SourceTask
+from omconnect.converters.selection import build_converters
 from omconnect.errors import (
     ConnectError,
     IllegalStateError,
@@ -44,7 +45,7 @@ from omconnect.errors import (
 )
 from omconnect.records import ErrantSourceRecord, RecordMetadata, SourceRecord
 from omconnect.runtime.dead_letter_queue import DeadLetterQueue
-from omconnect.runtime.record_conversion import SourceRecordSerializer, build_converters
+from omconnect.runtime.record_conversion import SourceRecordSerializer
 from omconnect.runtime.retry_with_tolerance import (
     Failure,
     RetryWithTolerance,

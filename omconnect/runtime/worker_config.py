@@ -27,8 +27,10 @@ from omconnect import plugins
 from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import NonEmptyString, OneOf, Range
-from omconnect.errors import ConfigError, PluginError
+from omconnect.converters.selection import converter_config_errors
+from omconnect.errors import ConfigError
 from omconnect.runtime.storage_namespaces import derive_standalone_id, storage_namespaces
+from omconnect.transport.selection import TransportSelection, transport_config_errors
 from omconnect.transport.spi import Transport
 
 __all__ = [
@@ -253,41 +255,25 @@ class WorkerConfig:
         """
         raw = {str(k): v for k, v in (config or {}).items()}
         errors = WORKER_CONFIG_DEF.validate(raw)
-        transport_name = str(raw.get("transport") or "embedded").strip()
-        transport_class: type[Transport] | None = None
-        options = _strip(raw, transport_name + ".")
-        try:
-            loaded = plugins.load(plugins.TRANSPORTS, transport_name)
-        except PluginError as exc:
-            errors.setdefault("transport", []).append(f"{exc}; fix the value of transport")
-        else:
-            if not (isinstance(loaded, type) and issubclass(loaded, Transport)):
-                errors.setdefault("transport", []).append(
-                    f"{transport_name!r} is not a Transport class; fix the value of transport")
-            else:
-                transport_class = loaded
-                for key, problems in loaded.config_def.validate(
-                        options, prefix=f"{transport_name}.").items():
-                    if problems:
-                        errors.setdefault(key, []).extend(problems)
-        from omconnect.runtime.record_conversion import converter_config_errors
-
+        selection, transport_errors = transport_config_errors(raw)
+        for key, problems in transport_errors.items():
+            errors.setdefault(key, []).extend(problems)
         for key, problems in converter_config_errors({}, raw).items():
             errors.setdefault(key, []).extend(problems)
         if any(errors.values()):
             raise ConfigError.from_errors(errors, what="worker configuration")
-        assert transport_class is not None
+        assert selection is not None
         values = WORKER_CONFIG_DEF.parse(raw, what="worker configuration")
         if not values.get("worker.id"):
             values["worker.id"] = _default_worker_id()
         if not values.get("standalone.id"):
             values["standalone.id"] = derive_standalone_id(origin)
         values.update(storage_namespaces(values, str(values["standalone.id"])))
-        notes = tuple(_notes(raw, transport_name))
+        notes = tuple(_notes(raw, selection.name))
         for note in notes:
             _log.info("worker configuration: %s", note)
-        return cls(values=values, transport_class=transport_class,
-                   transport_options=options, notes=notes)
+        return cls(values=values, transport_class=selection.transport_class,
+                   transport_options=selection.options, notes=notes)
 
     @property
     def transport_name(self) -> str:
@@ -300,8 +286,11 @@ class WorkerConfig:
         return str(self.values["worker.id"])
 
     def open_transport(self) -> Transport:
-        """A new instance of the selected transport, with its options."""
-        return self.transport_class(self.transport_options)
+        """A new instance of the selected transport, with its options
+        (:meth:`omconnect.transport.selection.TransportSelection.open`).
+        """
+        return TransportSelection(name=self.transport_name, transport_class=self.transport_class,
+                                  options=self.transport_options).open()
 
     def prefixed(self, prefix: str) -> dict[str, Any]:
         """The settings starting with ``prefix``, prefix removed (e.g. ``"producer."``)."""

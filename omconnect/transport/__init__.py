@@ -1,7 +1,16 @@
-"""The Transport SPI and the helpers to open a configured transport."""
+"""The Transport SPI, opening a configured transport (:mod:`~omconnect.transport.selection`),
+the driver kit (:mod:`~omconnect.transport.kit`) and the in-core transports
+(:mod:`~omconnect.transport.embedded`, :mod:`~omconnect.transport.memory`).
+"""
 
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.messages import Message, TopicSpec, WireHeaders
+from omconnect.transport.selection import (
+    TransportSelection,
+    open_transport,
+    select_transport,
+    transport_config_errors,
+)
 from omconnect.transport.spi import (
     Admin,
     Consumer,
@@ -23,5 +32,9 @@ __all__ = [
     "StartFrom",
     "TopicSpec",
     "Transport",
+    "TransportSelection",
     "WireHeaders",
+    "open_transport",
+    "select_transport",
+    "transport_config_errors",
 ]

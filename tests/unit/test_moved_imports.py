@@ -23,6 +23,11 @@ SAME_OBJECT = [
     ("omconnect.config.files", "omconnect.config.file_parsing", "FORMATS"),
     ("omconnect_datagen.source", "omconnect_datagen.task", "DatagenTask"),
     ("omconnect_file.sink", "omconnect_file.line_text", "line_of"),
+    ("omconnect.runtime.record_conversion", "omconnect.converters.selection",
+     "build_converters"),
+    ("omconnect.runtime.record_conversion", "omconnect.converters.selection",
+     "converter_config_errors"),
+    ("omconnect.runtime.record_conversion", "omconnect.converters.selection", "Converters"),
 ]
 
 
