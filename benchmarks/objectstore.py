@@ -4,7 +4,7 @@ Writes ``--records`` JSON-lines records (8 fields each, about 150 bytes a line) 
 evenly over ``--objects`` objects in a temporary directory, then measures:
 
 * ``task_poll``: an ``ObjectStoreSourceTask`` polled in a loop until it returned every
-  record: listing, offsets, opening each object, the JSON lines transformer and the
+  record: listing, offsets, opening each object, the JSON lines format and the
   per-record offset entry, as a worker's task thread runs them (nothing sent). Best of
   ``--repeat`` runs, each with a new task and empty offsets.
 * ``runtime`` (``--runtime``): the connector in a worker (``StandaloneHerder``) on the

@@ -1,12 +1,12 @@
-"""Throughput of the iterator-style source base and its transformers.
+"""Throughput of the iterator-style source base and its formats.
 
 Measures, in records per second (best of ``--repeat`` runs):
 
 * ``poll_overhead``: ``IteratorSourceTask.poll`` over an iterator that yields one
   pre-built record again and again: the cost the base adds per record;
-* ``<format>_read``: a transformer reading an in-memory object of ``--records`` records
+* ``<format>_read``: a record format reading an in-memory object of ``--records`` records
   (JSON lines, CSV untyped and typed, Avro, Parquet; 8 fields each);
-* ``jsonl_pipeline``: the whole per-record path a source runs: JSON lines transformer,
+* ``jsonl_pipeline``: the whole per-record path a source runs: JSON lines format,
   ``entry.increment`` + ``offset_manager.add_entry`` + ``entry.to_record`` in the
   iterator, batches taken by ``poll`` (as in docs/source-base.md).
 
@@ -37,12 +37,12 @@ import fastavro
 
 from omconnect.data import INT64_SCHEMA
 from omconnect.records import SourceRecord
-from omconnect.source import (
+from omconnect.source_base import (
     Backoff,
     IteratorSourceTask,
     OffsetManagerEntry,
     SourceCommonConfig,
-    create_transformer,
+    create_format,
 )
 
 FIELDS = ["id", "customer", "sku", "quantity", "price", "currency", "status", "note"]
@@ -104,7 +104,7 @@ class JsonLinesSource(IteratorSourceTask[SourceCommonConfig]):
     def iterator(self, backoff: Backoff) -> Iterator[SourceRecord | None]:  # noqa: D102
         entry = OffsetManagerEntry({"object": "bench.jsonl"}, {"records": 0})
         add_entry = self.offset_manager.add_entry
-        for item in self.config.transformer.records(io.BytesIO(self.data),
+        for item in self.config.record_format.records(io.BytesIO(self.data),
                                                     object_name="bench.jsonl"):
             entry.increment("records")
             add_entry(entry)
@@ -179,10 +179,10 @@ def main() -> None:
     gc.collect()
 
     for name, (data, options) in objects.items():
-        transformer = create_transformer(name.split("_")[0], **options)
+        record_format = create_format(name.split("_")[0], **options)
 
-        def read(transformer: Any = transformer, data: bytes = data) -> int:
-            return sum(1 for _ in transformer.records(io.BytesIO(data), object_name="o"))
+        def read(record_format: Any = record_format, data: bytes = data) -> int:
+            return sum(1 for _ in record_format.records(io.BytesIO(data), object_name="o"))
 
         figures[f"{name}_read"] = best(repeat, n, read)
 

@@ -14,10 +14,28 @@ import importlib.machinery
 import importlib.util
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
+from typing import Any
 
-__all__ = ["alias_modules"]
+__all__ = ["MOVED_MODULES", "alias_modules", "renamed"]
+
+
+MOVED_MODULES: dict[str, str] = {
+    # The in-core transports and the driver kit joined the SPI in omconnect.transport.
+    "omconnect.transports.memory": "omconnect.transport.memory",
+    "omconnect.transports.embedded": "omconnect.transport.embedded",
+    "omconnect.transports.checks": "omconnect.transport.kit.checks",
+    "omconnect.transports.grouping": "omconnect.transport.kit.grouping",
+    "omconnect.transports.logconsumer": "omconnect.transport.kit.log_consumer",
+    "omconnect.transports.partitioning": "omconnect.transport.kit.partitioning",
+    "omconnect.transports": "omconnect.transport",
+    # The iterator-style source base, its record formats and its offset manager.
+    "omconnect.source.transformers": "omconnect.source_base.formats",
+    "omconnect.source.offsets": "omconnect.source_base.offset_manager",
+    "omconnect.source": "omconnect.source_base",
+}
+"""Old module name → new module name; installed when :mod:`omconnect` is imported."""
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -57,3 +75,22 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def alias_modules(moves: Mapping[str, str]) -> None:
     """Make each old module name in ``moves`` import its new module (old → new)."""
     sys.meta_path.insert(0, _AliasFinder(moves))
+
+
+def renamed(module: str, names: Mapping[str, str]) -> Callable[[str], Any]:
+    """A module ``__getattr__`` serving renamed names of ``module`` (old → new).
+
+    Each old name warns (:class:`DeprecationWarning`) and gives the object of the new
+    one::
+
+        __getattr__ = renamed(__name__, {"CsvTransformer": "CsvFormat"})
+    """
+
+    def __getattr__(name: str) -> Any:
+        new = names.get(name)
+        if new is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        warnings.warn(f"{module}.{name} is now {new}", DeprecationWarning, stacklevel=2)
+        return getattr(sys.modules[module], new)
+
+    return __getattr__

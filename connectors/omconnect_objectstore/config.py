@@ -29,7 +29,7 @@ import attrs
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Range
 from omconnect.errors import ConfigError
-from omconnect.source import SourceCommonConfig, common_config_def
+from omconnect.source_base import SourceCommonConfig, common_config_def
 from omconnect_objectstore.store import glob_filter
 from omconnect_objectstore.topics import TopicTemplate
 

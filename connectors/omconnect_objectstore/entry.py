@@ -19,7 +19,7 @@ import enum
 from typing import Self
 
 from omconnect.records import JsonScalar
-from omconnect.source import OffsetManagerEntry
+from omconnect.source_base import OffsetManagerEntry
 from omconnect_objectstore.store import ObjectInfo
 
 __all__ = ["Change", "ObjectEntry", "object_key"]

@@ -9,7 +9,7 @@ A task is one loop of passes, each a listing of the store:
 2. load the offsets of all of them in one storage read, and warn about objects that
    disappeared before they were read to their end;
 3. for each object, in name order: skip it when its offset says done and it has not
-   changed; else open it and turn its bytes into records with the transformer of
+   changed; else open it and turn its bytes into records with the record format of
    ``input.format`` (decompressing ``.gz``/``.zst``/``.bz2``/``.xz``), passing over the
    records an earlier read delivered. Each record carries the object's offset entry
    (records read, done on the last one, size and version as listed).
@@ -39,12 +39,12 @@ from omconnect.connector import SourceConnector, SourceTask
 from omconnect.data import INT64_SCHEMA, STRING_SCHEMA, Header, Headers
 from omconnect.errors import ConfigError, ConnectError, DataError, RetriableError
 from omconnect.records import ErrantSourceRecord, SourceRecord
-from omconnect.source import (
+from omconnect.source_base import (
     SYSTEM_CLOCK,
     Backoff,
     Clock,
     IteratorSourceTask,
-    TransformedRecord,
+    ParsedRecord,
     open_decompressed,
     task_configs,
 )
@@ -322,9 +322,9 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
             return
         failure: DataError | None = None
         read_error: Exception | None = None
-        text = config.transformer.name in _TEXT_FORMATS
+        text = config.record_format.name in _TEXT_FORMATS
         with raw, open_decompressed(name, raw, config.compression) as stream:
-            items = iter(config.transformer.records(stream, object_name=name,
+            items = iter(config.record_format.records(stream, object_name=name,
                                                     skip=entry.records))
             # The hot loop: one look-ahead read (the last record carries done=True), one
             # increment, one add_entry and one record per item. Records of an object share
@@ -381,7 +381,7 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
             self._exhausted[name] = info  # nothing (more) in it: do not open it again
         self._unfinished.discard(name)
 
-    def _malformed(self, name: str, item: TransformedRecord, text: bool) -> DataError:
+    def _malformed(self, name: str, item: ParsedRecord, text: bool) -> DataError:
         error = item.error
         assert error is not None
         where = "line" if text else "record"
@@ -394,7 +394,7 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
     def _errant(self, entry: ObjectEntry, topic: str, error: DataError, number: int,
                 text: bool) -> ErrantSourceRecord:
         name = str(entry.key["object"])
-        key = self.config.transformer.object_key(name)
+        key = self.config.record_format.object_key(name)
         headers = Headers((
             Header(HEADER_OBJECT, name, STRING_SCHEMA),
             Header(HEADER_LINE if text else HEADER_RECORD, number, INT64_SCHEMA),

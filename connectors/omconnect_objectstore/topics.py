@@ -18,7 +18,7 @@ import string
 from typing import Any
 
 from omconnect.errors import ConfigError
-from omconnect.source.transformers import strip_compression
+from omconnect.source_base.formats import strip_compression
 
 __all__ = ["TopicTemplate"]
 

@@ -15,7 +15,7 @@ from objectstore_helpers import config, start_task, write_jsonl
 
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
-from omconnect.source.task import CLOSE_TIMEOUT
+from omconnect.source_base.task import CLOSE_TIMEOUT
 from omconnect.transport.memory import MemoryTransport
 
 

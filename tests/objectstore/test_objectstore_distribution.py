@@ -15,7 +15,7 @@ from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError
 from omconnect.records import TopicPartition
 from omconnect.runtime import StandaloneHerder
-from omconnect.source import HashDistribution
+from omconnect.source_base import HashDistribution
 from omconnect.transport.memory import MemoryTransport
 
 OBJECTS = 30

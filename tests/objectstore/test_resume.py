@@ -14,7 +14,7 @@ from objectstore_helpers import (
 )
 from omconnect_objectstore.entry import ObjectEntry
 
-from omconnect.source import OffsetManagerEntry
+from omconnect.source_base import OffsetManagerEntry
 
 
 def _lines(records) -> list[tuple[str, int]]:

@@ -12,8 +12,8 @@ from typing import IO, Any
 
 from omconnect.connector import OffsetStorageReader, SourceTaskContext, freeze_partition
 from omconnect.records import SourceRecord
-from omconnect.source import TransformedRecord, create_transformer, open_decompressed
-from omconnect.source.transformers import strip_compression
+from omconnect.source_base import ParsedRecord, create_format, open_decompressed
+from omconnect.source_base.formats import strip_compression
 
 
 class FakeClock:
@@ -85,14 +85,14 @@ def acknowledge(task: Any, store: DictOffsetStore, records: Iterable[SourceRecor
 
 
 def read(name: str, data: bytes | IO[bytes], fmt: str | None = None, skip: int = 0,
-         **options: Any) -> list[TransformedRecord]:
+         **options: Any) -> list[ParsedRecord]:
     stream = io.BytesIO(data) if isinstance(data, bytes) else data
-    transformer = create_transformer(fmt or strip_compression(name).rsplit(".", 1)[-1],
+    record_format = create_format(fmt or strip_compression(name).rsplit(".", 1)[-1],
                                      **options)
     with open_decompressed(name, stream) as decompressed:
-        return list(transformer.records(decompressed, object_name=name, skip=skip))
+        return list(record_format.records(decompressed, object_name=name, skip=skip))
 
 
-def good(records: list[TransformedRecord]) -> list[Any]:
+def good(records: list[ParsedRecord]) -> list[Any]:
     assert [r.error for r in records if r.error] == []
     return [r.value.value for r in records if r.value is not None]

@@ -5,7 +5,7 @@ import threading
 import pytest
 from source_helpers import FakeClock
 
-from omconnect.source import Backoff, BackoffConfig
+from omconnect.source_base import Backoff, BackoffConfig
 
 
 def test_delays_double_then_cap_at_five_seconds() -> None:

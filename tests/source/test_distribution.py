@@ -5,7 +5,7 @@ import zlib
 import pytest
 
 from omconnect.errors import ConfigError
-from omconnect.source import (
+from omconnect.source_base import (
     HashDistribution,
     PartitionRegexDistribution,
     SourceCommonConfig,

@@ -13,7 +13,7 @@ from source_helpers import FakeClock
 from omconnect.data import INT64_SCHEMA
 from omconnect.errors import IllegalStateError, RetriableError
 from omconnect.records import SourceRecord
-from omconnect.source import Backoff, IteratorSourceTask, SourceCommonConfig, SystemClock
+from omconnect.source_base import Backoff, IteratorSourceTask, SourceCommonConfig, SystemClock
 
 
 def rec(n: int) -> SourceRecord:

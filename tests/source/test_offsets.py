@@ -11,7 +11,7 @@ from source_helpers import DictOffsetStore
 
 from omconnect.data import STRING_SCHEMA, SchemaAndValue
 from omconnect.errors import DataError
-from omconnect.source import OffsetManager, OffsetManagerEntry
+from omconnect.source_base import OffsetManager, OffsetManagerEntry
 
 
 class Level(enum.IntEnum):

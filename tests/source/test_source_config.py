@@ -8,9 +8,9 @@ import pytest
 from omconnect.config import ConfigType
 from omconnect.errors import ConfigError
 from omconnect.runtime.connector_config import COMMON_CONFIG_DEF
-from omconnect.source import SourceCommonConfig, common_config_def
-from omconnect.source.transformers.csv import CsvTransformer
-from omconnect.source.transformers.jsonl import JsonLinesTransformer
+from omconnect.source_base import SourceCommonConfig, common_config_def
+from omconnect.source_base.formats.csv import CsvFormat
+from omconnect.source_base.formats.jsonl import JsonLinesFormat
 
 
 def test_defaults() -> None:
@@ -19,7 +19,7 @@ def test_defaults() -> None:
     assert config.poll_timeout == 1.0
     assert (config.backoff.initial_delay, config.backoff.max_delay) == (0.1, 5.0)
     assert (config.task_id, config.max_tasks) == (0, 1)
-    assert config.transformer.name == "bytes"
+    assert config.record_format.name == "bytes"
     assert config.compression == "auto"
 
 
@@ -34,10 +34,10 @@ def test_strings_from_a_properties_file_are_parsed() -> None:
     assert config.poll_timeout == 0.25
     assert config.backoff.max_delay == 2.0
     assert (config.task_id, config.max_tasks) == (3, 4)
-    assert isinstance(config.transformer, CsvTransformer)
-    assert config.transformer.delimiter == ";"
-    assert config.transformer.column_types == {"id": "int64", "price": "float64"}
-    assert config.transformer.key_field == "id"
+    assert isinstance(config.record_format, CsvFormat)
+    assert config.record_format.delimiter == ";"
+    assert config.record_format.column_types == {"id": "int64", "price": "float64"}
+    assert config.record_format.key_field == "id"
 
 
 @pytest.mark.parametrize(("settings", "key", "message"), [
@@ -77,5 +77,5 @@ def test_a_subclass_adds_its_own_fields() -> None:
     raw: dict[str, Any] = {"input.format": "jsonl", "directory": "/d", "topic": "t"}
     config = DirectoryConfig.from_config(raw, directory=raw["directory"], topic=raw["topic"])
     assert config.directory == "/d" and config.topic == "t"
-    assert isinstance(config.transformer, JsonLinesTransformer)
+    assert isinstance(config.record_format, JsonLinesFormat)
     assert config.settings["directory"] == "/d"

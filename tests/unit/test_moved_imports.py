@@ -88,3 +88,38 @@ def test_a_transport_named_by_its_old_python_path_still_loads() -> None:
         loaded = plugins.load(plugins.TRANSPORTS,
                               "omconnect.transports.embedded:EmbeddedTransport")
     assert loaded is EmbeddedTransport
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("omconnect.source", "omconnect.source_base"),
+    ("omconnect.source.task", "omconnect.source_base.task"),
+    ("omconnect.source.offsets", "omconnect.source_base.offset_manager"),
+    ("omconnect.source.transformers", "omconnect.source_base.formats"),
+    ("omconnect.source.transformers.csv", "omconnect.source_base.formats.csv"),
+])
+def test_an_old_source_base_module_path_is_the_moved_module(old: str, new: str) -> None:
+    import sys
+
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=new.replace(".", r"\.")):
+        moved = importlib.import_module(old)
+    assert moved is importlib.import_module(new)
+
+
+@pytest.mark.parametrize(("module", "old", "new"), [
+    ("omconnect.source_base", "Transformer", "RecordFormat"),
+    ("omconnect.source_base", "TransformedRecord", "ParsedRecord"),
+    ("omconnect.source_base", "create_transformer", "create_format"),
+    ("omconnect.source_base.formats", "transformer_class", "format_class"),
+    ("omconnect.source_base.formats.csv", "CsvTransformer", "CsvFormat"),
+    ("omconnect.source_base.formats.jsonl", "JsonLinesTransformer", "JsonLinesFormat"),
+    ("omconnect.source_base.formats.avro", "AvroTransformer", "AvroFormat"),
+    ("omconnect.source_base.formats.parquet", "ParquetTransformer", "ParquetFormat"),
+    ("omconnect.source_base.formats.bytes", "BytesTransformer", "BytesFormat"),
+])
+def test_a_record_format_keeps_its_transformer_name_as_an_alias(module: str, old: str,
+                                                                new: str) -> None:
+    loaded = importlib.import_module(module)
+    with pytest.warns(DeprecationWarning, match=f"{old} is now {new}"):
+        alias = getattr(loaded, old)
+    assert alias is getattr(loaded, new)

@@ -14,20 +14,21 @@ from typing import IO, Any
 
 from omconnect.data.schema import BYTES_SCHEMA
 from omconnect.data.struct import SchemaAndValue
-from omconnect.source.transformers.base import TransformedRecord, Transformer, record
+from omconnect.module_aliases import renamed
+from omconnect.source_base.formats.base import ParsedRecord, RecordFormat, record
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "BytesTransformer"]
+__all__ = ["DEFAULT_CHUNK_SIZE", "BytesFormat"]
 
 DEFAULT_CHUNK_SIZE = 512 * 1024
 """Default chunk size: under the common 1 MB message limit of brokers."""
 
 
-class BytesTransformer(Transformer):
+class BytesFormat(RecordFormat):
     """Reads objects as raw byte chunks (``input.format=bytes``).
 
     Args:
         chunk_size: The most bytes per record (``bytes.chunk.size``).
-        **options: ``key_source`` (``object`` or ``none``), as for :class:`Transformer`.
+        **options: ``key_source`` (``object`` or ``none``), as for :class:`RecordFormat`.
 
     """
 
@@ -40,7 +41,7 @@ class BytesTransformer(Transformer):
             raise ValueError(f"chunk size must be at least 1, got {chunk_size}")
         self.chunk_size = chunk_size
 
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         size = self.chunk_size
         number = 1
         if skip:
@@ -68,3 +69,7 @@ class BytesTransformer(Transformer):
                 return
             yield record(number, key, SchemaAndValue(BYTES_SCHEMA, chunk))
             number += 1
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "BytesTransformer": "BytesFormat",
+})

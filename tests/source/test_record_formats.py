@@ -1,4 +1,4 @@
-"""Transformers over real files: JSON lines, CSV, Avro, Parquet and raw bytes."""
+"""Record formats over real files: JSON lines, CSV, Avro, Parquet and raw bytes."""
 
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from omconnect.data import (
     Type,
 )
 from omconnect.errors import ConfigError, DataError, MissingExtraError
-from omconnect.source import (
+from omconnect.source_base import (
     KeySource,
     SourceCommonConfig,
-    create_transformer,
+    create_format,
     open_decompressed,
 )
 
@@ -114,7 +114,7 @@ def test_a_big_object_streams_without_being_read_whole() -> None:
             return count * len(line)
 
     raw = CountingReader(200_000)  # 1.8 MB
-    records = create_transformer("jsonl").records(io.BufferedReader(raw), object_name="big")
+    records = create_format("jsonl").records(io.BufferedReader(raw), object_name="big")
     first = next(records)
     assert first.value is not None and first.value.value == {"n": 1}
     assert raw.remaining > 190_000  # only a buffer's worth was read for the first record
@@ -125,7 +125,7 @@ def test_unknown_compression_and_format_name_their_keys() -> None:
     with pytest.raises(ConfigError, match=r"file.compression.type"):
         open_decompressed("x", io.BytesIO(b""), "lz4")
     with pytest.raises(ConfigError, match=r"unknown input.format 'xml'"):
-        create_transformer("xml")
+        create_format("xml")
 
 
 # -- CSV --------------------------------------------------------------------------------
@@ -186,11 +186,11 @@ def test_csv_skip_and_no_header_mode() -> None:
 
 def test_csv_configuration_errors_name_their_keys() -> None:
     with pytest.raises(ConfigError, match=r"csv.column.types"):
-        create_transformer("csv", column_types=["id:uuid"])
+        create_format("csv", column_types=["id:uuid"])
     with pytest.raises(ConfigError, match=r"csv.delimiter"):
-        create_transformer("csv", delimiter=";;")
+        create_format("csv", delimiter=";;")
     with pytest.raises(ConfigError, match=r"record.key.field"):
-        create_transformer("csv", key_source=KeySource.FIELD)
+        create_format("csv", key_source=KeySource.FIELD)
     records = read("t.csv", b"id,id\n1,2\n")
     assert len(records) == 1 and "appears twice" in str(records[0].error)
 
@@ -220,7 +220,7 @@ def test_bytes_chunks_and_skip() -> None:
 
 def test_bytes_has_no_fields_for_a_key() -> None:
     with pytest.raises(ConfigError, match=r"record.key"):
-        create_transformer("bytes", key_source=KeySource.FIELD, key_field="x")
+        create_format("bytes", key_source=KeySource.FIELD, key_field="x")
 
 
 def test_parquet_without_pyarrow_names_the_extra_at_configuration(
@@ -228,7 +228,7 @@ def test_parquet_without_pyarrow_names_the_extra_at_configuration(
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
     with pytest.raises(MissingExtraError, match=r"omconnect\[parquet\]"):
-        create_transformer("parquet")
+        create_format("parquet")
     with pytest.raises(MissingExtraError, match=r"omconnect\[parquet\]"):
         SourceCommonConfig.from_config({"input.format": "parquet"})
 
@@ -245,7 +245,7 @@ def test_files_on_disk(tmp_path: Path) -> None:
         for i in range(1000):
             out.write(json.dumps({"i": i}) + "\n")
     with path.open("rb") as raw, open_decompressed(path.name, raw) as stream:
-        records = list(create_transformer("jsonl").records(stream, object_name=path.name,
+        records = list(create_format("jsonl").records(stream, object_name=path.name,
                                                            skip=990))
     assert [r.value.value["i"] for r in records if r.value] == list(range(990, 1000))
 

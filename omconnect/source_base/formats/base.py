@@ -1,7 +1,7 @@
-"""Transformer: the records in an object's bytes.
+"""RecordFormat: the records in an object's bytes.
 
-A transformer reads a binary stream (never all at once: objects may be far larger than
-memory) and yields one :class:`TransformedRecord` per record. Each carries its position
+A record format reads a binary stream (never all at once: objects may be far larger than
+memory) and yields one :class:`ParsedRecord` per record. Each carries its position
 (``number``) so that errors can name it, the record key and value with their schemas, or
 the :class:`~omconnect.errors.DataError` that made the record unreadable.
 
@@ -23,11 +23,12 @@ from typing import IO, ClassVar, NamedTuple
 from omconnect.data.schema import STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, DataError
+from omconnect.module_aliases import renamed
 
-__all__ = ["KeySource", "TransformedRecord", "Transformer"]
+__all__ = ["KeySource", "ParsedRecord", "RecordFormat"]
 
 
-class TransformedRecord(NamedTuple):
+class ParsedRecord(NamedTuple):
     """One record read from an object.
 
     Attributes:
@@ -48,18 +49,18 @@ class TransformedRecord(NamedTuple):
 _new_record = tuple.__new__
 
 
-def record(number: int, key: SchemaAndValue | None, value: SchemaAndValue) -> TransformedRecord:
-    """A good :class:`TransformedRecord` (the fast constructor for transformers)."""
-    return _new_record(TransformedRecord, (number, key, value, None))
+def record(number: int, key: SchemaAndValue | None, value: SchemaAndValue) -> ParsedRecord:
+    """A good :class:`ParsedRecord` (the fast constructor for formats)."""
+    return _new_record(ParsedRecord, (number, key, value, None))
 
 
-def failed(number: int, error: DataError) -> TransformedRecord:
-    """A :class:`TransformedRecord` for a record that could not be read."""
-    return _new_record(TransformedRecord, (number, None, None, error))
+def failed(number: int, error: DataError) -> ParsedRecord:
+    """A :class:`ParsedRecord` for a record that could not be read."""
+    return _new_record(ParsedRecord, (number, None, None, error))
 
 
 class KeySource(enum.Enum):
-    """Where a transformer takes each record's key from."""
+    """Where a record format takes each record's key from."""
 
     OBJECT = "object"
     """The object's name, as a STRING: every record of an object gets the same key, so
@@ -70,7 +71,7 @@ class KeySource(enum.Enum):
     """No key."""
 
 
-class Transformer(abc.ABC):
+class RecordFormat(abc.ABC):
     """Turns an object's bytes into records (see the module docstring).
 
     Instances hold configuration only: one may read many objects, one after another or
@@ -86,7 +87,7 @@ class Transformer(abc.ABC):
     """
 
     name: ClassVar[str]
-    """The ``input.format`` value that selects this transformer."""
+    """The ``input.format`` value that selects this record format."""
 
     supports_key_field: ClassVar[bool] = True
 
@@ -105,12 +106,12 @@ class Transformer(abc.ABC):
 
     def records(
         self, stream: IO[bytes], *, object_name: str = "", skip: int = 0
-    ) -> Iterator[TransformedRecord]:
+    ) -> Iterator[ParsedRecord]:
         """The records of one object, after the first ``skip`` of them.
 
         Args:
             stream: The object's bytes (decompressed: see
-                :func:`~omconnect.source.transformers.open_decompressed`). Read lazily;
+                :func:`~omconnect.source_base.formats.open_decompressed`). Read lazily;
                 the caller closes it.
             object_name: The object's name: the key under ``KeySource.OBJECT`` and the
                 ``object`` in error messages.
@@ -125,7 +126,7 @@ class Transformer(abc.ABC):
         return self._read(stream, object_name, skip)
 
     @abc.abstractmethod
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         """The records after ``skip`` (a generator)."""
 
     # -- helpers for implementations -----------------------------------------------------
@@ -159,3 +160,7 @@ class Transformer(abc.ABC):
         where = "line" if line else "record"
         return DataError(message, object=object_name or None, **{where: number})
 
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "Transformer": "RecordFormat",
+    "TransformedRecord": "ParsedRecord",
+})

@@ -16,7 +16,7 @@ def mark_last(items: Iterable[T]) -> Iterator[tuple[T, bool]]:
     A source uses it to flag the last record of an object as done in its offset, so a
     restart does not reopen a finished object::
 
-        for (number, key, value, error), last in mark_last(transformer.records(...)):
+        for (number, key, value, error), last in mark_last(record_format.records(...)):
             entry.increment("records")
             if last:
                 entry.set("done", True)

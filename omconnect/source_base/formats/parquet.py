@@ -41,15 +41,16 @@ from omconnect.data.builder import SchemaBuilder
 from omconnect.data.schema import Schema, Type
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import DataError
+from omconnect.module_aliases import renamed
 from omconnect.plugins import require
-from omconnect.source.transformers.base import (
-    TransformedRecord,
-    Transformer,
+from omconnect.source_base.formats.base import (
+    ParsedRecord,
+    RecordFormat,
     failed,
     record,
 )
 
-__all__ = ["ParquetTransformer", "arrow_to_connect"]
+__all__ = ["ParquetFormat", "arrow_to_connect"]
 
 Converter = Callable[[Any], Any] | None
 """Turns a value from Arrow's ``to_pylist`` into its Connect value; ``None``: unchanged."""
@@ -58,7 +59,7 @@ _INT64_MAX = 2**63 - 1
 
 
 def _pyarrow() -> Any:
-    return require("pyarrow", plugin="parquet transformer", extra="parquet")
+    return require("pyarrow", plugin="parquet format", extra="parquet")
 
 
 class _BadValue(Exception):
@@ -247,13 +248,13 @@ class _Column:
             raise
 
 
-class ParquetTransformer(Transformer):
+class ParquetFormat(RecordFormat):
     """Reads Parquet files (``input.format=parquet``), row group by row group.
 
     Args:
         batch_size: Rows per Arrow batch read at a time (``parquet.batch.size``): the
             memory bound of a read, with the width of the rows.
-        **options: ``key_source`` and ``key_field``, as for :class:`Transformer`.
+        **options: ``key_source`` and ``key_field``, as for :class:`RecordFormat`.
 
     Raises:
         MissingExtraError: pyarrow is not installed (names the ``parquet`` extra).
@@ -267,9 +268,9 @@ class ParquetTransformer(Transformer):
         if batch_size < 1:
             raise ValueError(f"parquet batch size must be at least 1, got {batch_size}")
         self.batch_size = batch_size
-        self._pq = require("pyarrow.parquet", plugin="parquet transformer", extra="parquet")
+        self._pq = require("pyarrow.parquet", plugin="parquet format", extra="parquet")
 
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         pq = self._pq
         spooled: IO[bytes] | None = None
         try:
@@ -284,7 +285,7 @@ class ParquetTransformer(Transformer):
                 spooled.close()
 
     def _rows(self, pq: Any, source: IO[bytes], object_name: str,
-              skip: int) -> Iterator[TransformedRecord]:
+              skip: int) -> Iterator[ParsedRecord]:
         number = 1
         try:
             parquet_file = pq.ParquetFile(source)
@@ -357,3 +358,7 @@ def _seekable(stream: IO[bytes]) -> bool:
         return bool(stream.seekable())
     except (AttributeError, ValueError):
         return False
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "ParquetTransformer": "ParquetFormat",
+})

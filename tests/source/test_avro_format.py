@@ -1,4 +1,4 @@
-"""The Avro transformer over container files written with fastavro."""
+"""The Avro record format over container files written with fastavro."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from omconnect.data import (
     decimal_schema,
     timestamp_schema,
 )
-from omconnect.source.transformers.avro import UNION_SCHEMA_NAME
+from omconnect.source_base.formats.avro import UNION_SCHEMA_NAME
 
 AVRO_SCHEMA = {
     "type": "record", "name": "Order", "namespace": "com.example",

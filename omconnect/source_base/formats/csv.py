@@ -27,14 +27,15 @@ from omconnect.data.builder import SchemaBuilder
 from omconnect.data.schema import Schema, Type, integer_range
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import ConfigError, DataError
-from omconnect.source.transformers.base import (
-    TransformedRecord,
-    Transformer,
+from omconnect.module_aliases import renamed
+from omconnect.source_base.formats.base import (
+    ParsedRecord,
+    RecordFormat,
     failed,
     record,
 )
 
-__all__ = ["CSV_TYPES", "CsvTransformer", "parse_column_types"]
+__all__ = ["CSV_TYPES", "CsvFormat", "parse_column_types"]
 
 _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no"})
@@ -114,7 +115,7 @@ class _Layout:
         self.width = len(schema.fields)
 
 
-class CsvTransformer(Transformer):
+class CsvFormat(RecordFormat):
     """Reads CSV (``input.format=csv``), see the module docstring.
 
     Args:
@@ -124,7 +125,7 @@ class CsvTransformer(Transformer):
         column_names: Column names (``csv.column.names``), replacing the header's.
         column_types: Column name to type name (``csv.column.types``).
         encoding: The text encoding (``input.encoding``); a UTF-8 BOM is skipped.
-        **options: ``key_source`` and ``key_field``, as for :class:`Transformer`.
+        **options: ``key_source`` and ``key_field``, as for :class:`RecordFormat`.
 
     Raises:
         ConfigError: A bad delimiter, quote character, encoding or column type.
@@ -188,7 +189,7 @@ class CsvTransformer(Transformer):
         layout = self._layouts[names] = _Layout(builder.build(), parsers)
         return layout
 
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         text = io.TextIOWrapper(stream, encoding=self.encoding, newline="")
         try:
             yield from self._rows(text, object_name, skip)
@@ -196,7 +197,7 @@ class CsvTransformer(Transformer):
             text.detach()  # the caller owns (and closes) the stream
 
     def _rows(self, text: io.TextIOWrapper, object_name: str,
-              skip: int) -> Iterator[TransformedRecord]:
+              skip: int) -> Iterator[ParsedRecord]:
         reader = csv.reader(text, delimiter=self.delimiter, quotechar=self.quote_char,
                             strict=True)
         from_values = Struct.from_values
@@ -258,3 +259,7 @@ class CsvTransformer(Transformer):
                 key = SchemaAndValue(key_at[1], values[key_at[0]])
             yield record(number, key, SchemaAndValue(
                 layout.schema, from_values(layout.schema, values, validate=False)))
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "CsvTransformer": "CsvFormat",
+})

@@ -1,7 +1,7 @@
 """Backoff: exponential delays, capped, that a stop request cuts short.
 
 A source that finds nothing to read should not ask its storage again at once. The base
-(:class:`~omconnect.source.IteratorSourceTask`) uses a :class:`Backoff` between empty
+(:class:`~omconnect.source_base.IteratorSourceTask`) uses a :class:`Backoff` between empty
 reads of the iterator; an author may use another one inside the iterator, e.g. between
 retries of a recoverable storage error. Every wait goes through a :class:`Clock` and is
 cut short when the task is asked to stop, so a stopping task never sleeps out a delay.

@@ -1,9 +1,10 @@
 """The iterator-style source base: write a source as configure / iterator /
-close_resources, and get batching, idle backoff, offset entries, transformers from bytes
+close_resources, and get batching, idle backoff, offset entries, formats from bytes
 to records and the assignment of objects to tasks. See ``docs/source-base.md``.
 """
 
-from omconnect.source.backoff import (
+from omconnect.module_aliases import renamed
+from omconnect.source_base.backoff import (
     MAX_IDLE_DELAY,
     SYSTEM_CLOCK,
     Backoff,
@@ -11,24 +12,24 @@ from omconnect.source.backoff import (
     Clock,
     SystemClock,
 )
-from omconnect.source.config import SourceCommonConfig, common_config_def
-from omconnect.source.distribution import (
+from omconnect.source_base.config import SourceCommonConfig, common_config_def
+from omconnect.source_base.distribution import (
     DistributionStrategy,
     HashDistribution,
     PartitionRegexDistribution,
     create_distribution,
     task_configs,
 )
-from omconnect.source.iterators import mark_last
-from omconnect.source.offsets import OffsetManager, OffsetManagerEntry
-from omconnect.source.task import IteratorSourceTask
-from omconnect.source.transformers import (
+from omconnect.source_base.formats import (
     KeySource,
-    TransformedRecord,
-    Transformer,
-    create_transformer,
+    ParsedRecord,
+    RecordFormat,
+    create_format,
     open_decompressed,
 )
+from omconnect.source_base.iterators import mark_last
+from omconnect.source_base.offset_manager import OffsetManager, OffsetManagerEntry
+from omconnect.source_base.task import IteratorSourceTask
 
 __all__ = [
     "MAX_IDLE_DELAY",
@@ -42,15 +43,21 @@ __all__ = [
     "KeySource",
     "OffsetManager",
     "OffsetManagerEntry",
+    "ParsedRecord",
     "PartitionRegexDistribution",
+    "RecordFormat",
     "SourceCommonConfig",
     "SystemClock",
-    "TransformedRecord",
-    "Transformer",
     "common_config_def",
     "create_distribution",
-    "create_transformer",
+    "create_format",
     "mark_last",
     "open_decompressed",
     "task_configs",
 ]
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "Transformer": "RecordFormat",
+    "TransformedRecord": "ParsedRecord",
+    "create_transformer": "create_format",
+})

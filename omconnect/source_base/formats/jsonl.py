@@ -17,25 +17,26 @@ from typing import IO, Any
 
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError
-from omconnect.source.transformers.base import (
+from omconnect.module_aliases import renamed
+from omconnect.source_base.formats.base import (
     KeySource,
-    TransformedRecord,
-    Transformer,
+    ParsedRecord,
+    RecordFormat,
     failed,
     record,
 )
 
-__all__ = ["JsonLinesTransformer"]
+__all__ = ["JsonLinesFormat"]
 
 _UTF8 = ("utf-8", "utf-8-sig")
 
 
-class JsonLinesTransformer(Transformer):
+class JsonLinesFormat(RecordFormat):
     """Reads JSON lines (``input.format=jsonl``).
 
     Args:
         encoding: The text encoding (``input.encoding``); a UTF-8 BOM is skipped.
-        **options: ``key_source`` and ``key_field``, as for :class:`Transformer`.
+        **options: ``key_source`` and ``key_field``, as for :class:`RecordFormat`.
 
     Raises:
         ConfigError: An unknown encoding.
@@ -54,7 +55,7 @@ class JsonLinesTransformer(Transformer):
         self.encoding = encoding
         self._utf8 = codec in _UTF8
 
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         if self._utf8:
             yield from self._lines(stream, object_name, skip, binary=True)
             return
@@ -69,7 +70,7 @@ class JsonLinesTransformer(Transformer):
             text.detach()  # the caller owns (and closes) the stream
 
     def _lines(self, lines: Iterable[Any], object_name: str, skip: int,
-               binary: bool) -> Iterator[TransformedRecord]:
+               binary: bool) -> Iterator[ParsedRecord]:
         decode = json.JSONDecoder().decode
         key = self.object_key(object_name)
         key_field = self.key_field if self.key_source is KeySource.FIELD else None
@@ -108,3 +109,7 @@ def _without_bom(line: Any) -> Any:
     if isinstance(line, bytes):
         return line[3:] if line.startswith(codecs.BOM_UTF8) else line
     return line[1:] if line.startswith("\ufeff") else line
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "JsonLinesTransformer": "JsonLinesFormat",
+})

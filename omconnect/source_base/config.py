@@ -5,7 +5,7 @@ A connector declares ``config_def()`` as ``common_config_def().merge(own_keys)``
 task's ``configure`` returns ``SourceCommonConfig.from_config(config)`` (or a subclass
 built with ``from_config(config, own_field=...)``). ``tasks.max`` and ``errors.tolerance``
 are the runtime's keys and are not redefined here; ``tasks.max`` is read from the task
-config, where :func:`~omconnect.source.distribution.task_configs` puts it.
+config, where :func:`~omconnect.source_base.distribution.task_configs` puts it.
 """
 
 from __future__ import annotations
@@ -19,21 +19,21 @@ from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import OneOf, Range
 from omconnect.errors import ConfigError, DataError
-from omconnect.source.backoff import MAX_IDLE_DELAY, BackoffConfig
-from omconnect.source.distribution import (
+from omconnect.source_base.backoff import MAX_IDLE_DELAY, BackoffConfig
+from omconnect.source_base.distribution import (
     DISTRIBUTION_TYPES,
     DistributionStrategy,
     HashDistribution,
     create_distribution,
 )
-from omconnect.source.transformers import (
+from omconnect.source_base.formats import (
     COMPRESSIONS,
     FORMATS,
     KeySource,
-    Transformer,
-    create_transformer,
+    RecordFormat,
+    create_format,
 )
-from omconnect.source.transformers.bytes import DEFAULT_CHUNK_SIZE, BytesTransformer
+from omconnect.source_base.formats.bytes import DEFAULT_CHUNK_SIZE, BytesFormat
 
 __all__ = ["SourceCommonConfig", "common_config_def"]
 
@@ -129,7 +129,7 @@ class SourceCommonConfig:
         max_tasks: How many tasks share the objects (``tasks.max``).
         distribution: Which objects this task reads (``distribution.type``,
             ``file.name.pattern``).
-        transformer: Turns an object's bytes into records (``input.format`` and its
+        record_format: Turns an object's bytes into records (``input.format`` and its
             options).
         compression: ``file.compression.type``.
         settings: Every setting as parsed, including keys this class does not know.
@@ -143,7 +143,7 @@ class SourceCommonConfig:
     max_tasks: int = 1
     distribution: DistributionStrategy = attrs.field(
         factory=lambda: HashDistribution(1), eq=False)
-    transformer: Transformer = attrs.field(factory=BytesTransformer, eq=False)
+    record_format: RecordFormat = attrs.field(factory=BytesFormat, eq=False)
     compression: str = "auto"
     settings: Mapping[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
 
@@ -181,16 +181,16 @@ class SourceCommonConfig:
                                                parsed["file.name.pattern"])
         except ConfigError as exc:
             problem(exc.context.get("key", "distribution.type"), exc)
-        transformer: Transformer | None = None
+        record_format: RecordFormat | None = None
         try:
-            transformer = _transformer(parsed)
+            record_format = _record_format(parsed)
         except ConfigError as exc:
             problem(exc.context.get("key", "input.format"), exc)
         except ValueError as exc:
             problem("input.format", exc)
         if errors:
             raise ConfigError.from_errors(errors, what="source configuration")
-        assert distribution is not None and transformer is not None
+        assert distribution is not None and record_format is not None
         return cls(
             max_poll_records=parsed["max.poll.records"],
             poll_timeout=parsed["poll.timeout.ms"] / 1000,
@@ -199,7 +199,7 @@ class SourceCommonConfig:
             task_id=task_id,
             max_tasks=max_tasks,
             distribution=distribution,
-            transformer=transformer,
+            record_format=record_format,
             compression=parsed["file.compression.type"].lower(),
             settings=parsed,
             **fields,
@@ -210,7 +210,7 @@ class SourceCommonConfig:
         return self.distribution.task_for(name) == self.task_id
 
 
-def _transformer(parsed: Mapping[str, Any]) -> Transformer:
+def _record_format(parsed: Mapping[str, Any]) -> RecordFormat:
     name = parsed["input.format"].lower()
     options: dict[str, Any] = {
         "key_source": KeySource(parsed["record.key"].lower()),
@@ -226,4 +226,4 @@ def _transformer(parsed: Mapping[str, Any]) -> Transformer:
         options["chunk_size"] = parsed["bytes.chunk.size"]
     elif name == "parquet":
         options["batch_size"] = parsed["parquet.batch.size"]
-    return create_transformer(name, **options)
+    return create_format(name, **options)

@@ -1,4 +1,4 @@
-"""The Parquet transformer over files written with pyarrow, several row groups each."""
+"""The Parquet record format over files written with pyarrow, several row groups each."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from omconnect.data import (
     decimal_schema,
     timestamp_schema,
 )
-from omconnect.source import KeySource
+from omconnect.source_base import KeySource
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")

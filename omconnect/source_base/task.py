@@ -3,7 +3,7 @@
 An author implements three methods (plus ``version``):
 
 - :meth:`IteratorSourceTask.configure` turns the task config into a config object (a
-  :class:`~omconnect.source.SourceCommonConfig` or a subclass of it), checking it;
+  :class:`~omconnect.source_base.SourceCommonConfig` or a subclass of it), checking it;
 - :meth:`IteratorSourceTask.iterator` returns an iterator of
   :class:`~omconnect.records.SourceRecord`; it yields ``None`` when nothing is available
   right now;
@@ -52,15 +52,15 @@ from typing import Any, Generic, TypeVar
 from omconnect.connector.task import SourceTask
 from omconnect.errors import IllegalStateError
 from omconnect.records import RecordMetadata, SourceRecord
-from omconnect.source.backoff import (
+from omconnect.source_base.backoff import (
     MAX_IDLE_DELAY,
     SYSTEM_CLOCK,
     Backoff,
     BackoffConfig,
     Clock,
 )
-from omconnect.source.config import SourceCommonConfig
-from omconnect.source.offsets import OffsetManager
+from omconnect.source_base.config import SourceCommonConfig
+from omconnect.source_base.offset_manager import OffsetManager
 
 __all__ = ["CLOSE_TIMEOUT", "IteratorSourceTask"]
 

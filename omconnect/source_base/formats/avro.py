@@ -55,14 +55,15 @@ from omconnect.data.schema import (
 )
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import DataError
-from omconnect.source.transformers.base import (
-    TransformedRecord,
-    Transformer,
+from omconnect.module_aliases import renamed
+from omconnect.source_base.formats.base import (
+    ParsedRecord,
+    RecordFormat,
     failed,
     record,
 )
 
-__all__ = ["UNION_SCHEMA_NAME", "AvroTransformer", "avro_to_connect"]
+__all__ = ["UNION_SCHEMA_NAME", "AvroFormat", "avro_to_connect"]
 
 UNION_SCHEMA_NAME = "io.confluent.connect.avro.Union"
 ENUM_PARAMETER = "io.confluent.connect.avro.Enum"
@@ -310,17 +311,17 @@ def avro_to_connect(avro_schema: Any) -> tuple[Schema, Converter]:
     return _Mapper().map(avro_schema, None)
 
 
-class AvroTransformer(Transformer):
+class AvroFormat(RecordFormat):
     """Reads Avro object container files (``input.format=avro``).
 
     Args:
-        **options: ``key_source`` and ``key_field``, as for :class:`Transformer`.
+        **options: ``key_source`` and ``key_field``, as for :class:`RecordFormat`.
 
     """
 
     name = "avro"
 
-    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[TransformedRecord]:
+    def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         number = 1
         try:
             blocks = fastavro.block_reader(stream, return_named_type=True)
@@ -353,3 +354,7 @@ class AvroTransformer(Transformer):
         except Exception as exc:  # fastavro raises many types on corrupt input
             yield failed(number, self.error(
                 f"corrupt Avro data: {type(exc).__name__}: {exc}", object_name, number))
+
+__getattr__ = renamed(__name__, {  # the names before record formats were named so
+    "AvroTransformer": "AvroFormat",
+})
