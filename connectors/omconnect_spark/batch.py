@@ -14,8 +14,9 @@ from typing import Any
 
 from omconnect.errors import ConfigError
 from omconnect_spark._pyspark import DataSourceReader
+from omconnect_spark.offset_specs import OffsetSpec
 from omconnect_spark.offsets import PartitionCatalog, plan_ranges
-from omconnect_spark.options import OffsetSpec, ReadOptions
+from omconnect_spark.options import ReadOptions
 from omconnect_spark.reading import OffsetRangePartition, read_partition
 
 __all__ = ["OmconnectBatchReader"]

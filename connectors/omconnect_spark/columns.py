@@ -33,7 +33,7 @@ from omconnect.converters.selection import build_converters
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 from omconnect.transport.messages import Message
-from omconnect_spark.options import Decoding
+from omconnect_spark.decoding import Decoding
 
 __all__ = ["RecordBatchBuilder", "arrow_schema_of"]
 

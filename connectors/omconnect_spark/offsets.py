@@ -27,7 +27,8 @@ from omconnect.errors import (
 )
 from omconnect.records import TopicPartition
 from omconnect.transport.spi import Admin, Consumer, Transport
-from omconnect_spark.options import EARLIEST, LATEST, OffsetSpec, TransportSettings
+from omconnect_spark.offset_specs import EARLIEST, LATEST, OffsetSpec
+from omconnect_spark.options import TransportSettings
 from omconnect_spark.retry import retrying
 from omconnect_spark.selection import TopicSelection
 from omconnect_spark.timestamps import offset_for_timestamp

@@ -17,21 +17,28 @@ missing ``topics``, an option that looks like a misspelt one.
 from __future__ import annotations
 
 import difflib
-import json
 import logging
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from omconnect import plugins
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
-from omconnect.converters.selection import converter_config_errors
 from omconnect.errors import ConfigError, PluginError
-from omconnect.records import TopicPartition
 from omconnect.transport.selection import open_transport, transport_config_errors
 from omconnect.transport.spi import Transport
+from omconnect_spark.decoding import Decoding, decoding_of
+from omconnect_spark.offset_specs import (
+    EARLIEST,
+    LATEST,
+    OFFSETS_EXAMPLE,
+    OffsetSpec,
+    ending_spec,
+    parse_offset_spec,
+    starting_spec,
+)
 from omconnect_spark.selection import TopicSelection, parse_assign
 
 __all__ = [
@@ -49,14 +56,6 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
-
-EARLIEST = -2
-"""In an offsets JSON, the earliest offset still kept (as in Spark's Kafka source)."""
-LATEST = -1
-"""In an offsets JSON, the offset the next message will get (as in Spark's Kafka source)."""
-
-_OFFSETS_EXAMPLE = '{"orders":{"0":23,"1":-2}}'
-_TIMESTAMPS_EXAMPLE = '{"orders":{"0":1700000000000}}'
 
 READ_CONFIG_DEF = (
     ConfigDef()
@@ -81,7 +80,7 @@ READ_CONFIG_DEF = (
             "it) or wait (streams: its partitions join the query once it exists).")
     .define("startingOffsets", ConfigType.STRING, None, importance=Importance.HIGH,
             documentation="Where a new query starts: earliest, latest or JSON per partition "
-            f"such as {_OFFSETS_EXAMPLE} (-2 earliest, -1 latest). Default: latest for "
+            f"such as {OFFSETS_EXAMPLE} (-2 earliest, -1 latest). Default: latest for "
             "streaming, earliest for batch. A restarted query resumes from its checkpoint.")
     .define("startingTimestamp", ConfigType.LONG, None, validators=[Range(min=0)],
             documentation="Start every partition at the earliest record whose timestamp "
@@ -237,143 +236,6 @@ class TransportSettings:
 
 
 @attrs.frozen(kw_only=True)
-class OffsetSpec:
-    """Where reading starts or stops.
-
-    Attributes:
-        kind: ``earliest``, ``latest``, ``specific`` (offsets per partition) or
-            ``timestamp`` (the earliest record at or after a time, per partition).
-        offsets: For ``specific``: an offset per partition, :data:`EARLIEST` (-2) and
-            :data:`LATEST` (-1) allowed; partitions not listed use ``default``.
-        default: What unlisted partitions of a ``specific`` or ``timestamp`` spec use
-            (EARLIEST or LATEST).
-        timestamps: For ``timestamp``: milliseconds since the epoch per partition.
-        every_timestamp: For ``timestamp``: the time of every partition
-            (``startingTimestamp``/``endingTimestamp``).
-        if_none: For ``timestamp``: a partition with no record that late fails the read
-            (``error``) or uses its end (``latest``).
-        option: The option the spec came from (for messages).
-
-    """
-
-    kind: Literal["earliest", "latest", "specific", "timestamp"]
-    offsets: Mapping[TopicPartition, int] = attrs.field(factory=dict)
-    default: int = EARLIEST
-    timestamps: Mapping[TopicPartition, int] = attrs.field(factory=dict)
-    every_timestamp: int | None = None
-    if_none: Literal["error", "latest"] = "latest"
-    option: str = ""
-
-    def wanted(self, partition: TopicPartition) -> int:
-        """The offset asked for ``partition``: a position, EARLIEST or LATEST (for a
-        ``timestamp`` spec, the default of partitions it gives no time).
-        """
-        if self.kind == "earliest":
-            return EARLIEST
-        if self.kind == "latest":
-            return LATEST
-        return self.offsets.get(partition, self.default)
-
-    def timestamp(self, partition: TopicPartition) -> int | None:
-        """The time asked for ``partition`` (``None``: not a time; see :meth:`wanted`)."""
-        if self.kind != "timestamp":
-            return None
-        if self.every_timestamp is not None:
-            return self.every_timestamp
-        return self.timestamps.get(partition)
-
-
-def parse_offset_spec(
-    text: str, *, option: str, covers: Callable[[str], bool], default: int,
-    timestamps: bool = False,
-) -> OffsetSpec:
-    """Parse ``startingOffsets`` / ``endingOffsets`` (or, with ``timestamps``,
-    ``startingOffsetsByTimestamp`` / ``endingOffsetsByTimestamp``).
-
-    Args:
-        text: ``earliest``, ``latest`` or JSON such as ``{"orders":{"0":23,"1":-2}}``
-            (for timestamps, ``{"orders":{"0":1700000000000}}``).
-        option: The option's name, for messages.
-        covers: Whether a topic is among those read; the JSON may only name these.
-        default: What partitions the JSON does not list use (EARLIEST or LATEST).
-        timestamps: The values are times (ms since the epoch), not offsets.
-
-    Raises:
-        ConfigError: The text is neither keyword nor valid offsets JSON (naming
-            ``option`` and showing the expected form).
-
-    """
-    stripped = text.strip()
-    if stripped.lower() in ("earliest", "latest") and not timestamps:
-        return OffsetSpec(kind=stripped.lower(), option=option)  # type: ignore[arg-type]
-    fix = (f"write JSON such as {_TIMESTAMPS_EXAMPLE} (milliseconds since the epoch)"
-           if timestamps else
-           f"write earliest, latest or JSON such as {_OFFSETS_EXAMPLE} (-2 earliest, -1 "
-           "latest)")
-    try:
-        parsed = json.loads(stripped)
-    except ValueError as exc:
-        raise ConfigError(f"{option} is neither earliest, latest nor valid JSON ({exc}); {fix}",
-                          key=option) from None
-    if not isinstance(parsed, dict) or not parsed:
-        raise ConfigError(f"{option} JSON must be a non-empty object of topics; {fix}",
-                          key=option)
-    offsets: dict[TopicPartition, int] = {}
-    for topic, partitions in parsed.items():
-        if not covers(topic):
-            raise ConfigError(f"{option} names topic {topic!r}, which is not among the "
-                              "topics read; add it to subscribe (or assign) or remove it",
-                              key=option)
-        if not isinstance(partitions, dict):
-            raise ConfigError(f"{option}: topic {topic!r} must map partition numbers to "
-                              f"offsets, got {partitions!r}; {fix}", key=option)
-        for number, offset in partitions.items():
-            if not (isinstance(number, str) and number.isdigit()):
-                raise ConfigError(f"{option}: partition {number!r} of {topic!r} is not a "
-                                  f"partition number; {fix}", key=option)
-            lowest = 0 if timestamps else EARLIEST
-            if isinstance(offset, bool) or not isinstance(offset, int) or offset < lowest:
-                what = ("a timestamp >= 0 (ms since the epoch)" if timestamps else
-                        "an integer >= 0, -2 (earliest) or -1 (latest)")
-                raise ConfigError(f"{option}: {offset!r} of {topic}-{number} must be {what}",
-                                  key=option)
-            offsets[TopicPartition(topic, int(number))] = offset
-    if timestamps:
-        return OffsetSpec(kind="timestamp", timestamps=offsets, default=default,
-                          option=option)
-    return OffsetSpec(kind="specific", offsets=offsets, default=default, option=option)
-
-
-@attrs.frozen(kw_only=True)
-class Decoding:
-    """How a key or value column is decoded.
-
-    Attributes:
-        role: ``key.converter`` or ``value.converter``.
-        converter: The converter's name, or ``None`` for raw bytes.
-        options: The converter's options (``<role>.*``, prefix removed).
-        output: ``binary`` (raw bytes), ``string`` (text) or ``struct`` (fields of
-            ``schema``).
-        schema: For ``struct``: the Spark type of the column, as DDL.
-
-    """
-
-    role: str
-    converter: str | None = None
-    options: Mapping[str, Any] = attrs.field(factory=dict)
-    output: Literal["binary", "string", "struct"] = "binary"
-    schema: str | None = None
-
-    @property
-    def spark_type(self) -> str:
-        """The column's Spark type, as DDL."""
-        if self.output == "struct":
-            assert self.schema is not None
-            return self.schema
-        return self.output.upper()
-
-
-@attrs.frozen(kw_only=True)
 class ReadOptions:
     """Parsed read options (see :data:`READ_CONFIG_DEF` for each one's meaning).
 
@@ -440,7 +302,7 @@ class ReadOptions:
         decodings: dict[str, Decoding] = {}
         for role in _CONVERTER_ROLES:
             try:
-                decodings[role] = _decoding(role, known, options)
+                decodings[role] = decoding_of(role, known, options)
             except ConfigError as exc:
                 errors.setdefault(str(exc.context.get("key") or role), []).append(exc.message)
         if any(errors.values()):
@@ -448,8 +310,8 @@ class ReadOptions:
         assert selection is not None and delay is not None
         values = READ_CONFIG_DEF.parse(known)
         strategy = values["startingOffsetsByTimestampStrategy"]
-        starting = _starting(values, specs, strategy)
-        ending = _ending(values, specs)
+        starting = starting_spec(values, specs, strategy)
+        ending = ending_spec(values, specs)
         group_id = values["groupId"] or "-".join(
             (values["groupIdPrefix"], *(selection.topics or (selection.pattern or "",))))
         return cls(transport=transport, selection=selection, starting=starting,
@@ -561,31 +423,6 @@ def _selection(known: Mapping[str, Any], errors: dict[str, list[str]]
             ".option('subscribe', 'orders')")
         return None
     return TopicSelection(kind="subscribe", topics=topics, wait_for_missing=wait)
-
-
-def _starting(values: Mapping[str, Any], specs: Mapping[str, OffsetSpec],
-              strategy: Literal["error", "latest"]) -> OffsetSpec | None:
-    """Where reading starts: startingTimestamp, then startingOffsetsByTimestamp, then
-    startingOffsets (Spark's Kafka source's precedence); ``None``: the mode's default.
-    """
-    if values["startingTimestamp"] is not None:
-        return OffsetSpec(kind="timestamp", every_timestamp=values["startingTimestamp"],
-                          if_none=strategy, option="startingTimestamp")
-    by_time = specs.get("startingOffsetsByTimestamp")
-    if by_time is not None:
-        return attrs.evolve(by_time, if_none=strategy)
-    return specs.get("startingOffsets")
-
-
-def _ending(values: Mapping[str, Any], specs: Mapping[str, OffsetSpec]) -> OffsetSpec:
-    """Where a batch read stops: endingTimestamp, endingOffsetsByTimestamp, then
-    endingOffsets (default latest). A partition with no record that late ends at its end.
-    """
-    if values["endingTimestamp"] is not None:
-        return OffsetSpec(kind="timestamp", every_timestamp=values["endingTimestamp"],
-                          default=LATEST, option="endingTimestamp")
-    return specs.get("endingOffsetsByTimestamp") or specs.get(
-        "endingOffsets", OffsetSpec(kind="latest"))
 
 
 _DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|min|h|d)?\s*$", re.IGNORECASE)
@@ -701,68 +538,4 @@ def _transport_class(name: str) -> type[Transport] | None:
         return None  # transport_config_errors reports it, with its did-you-mean
     return loaded if isinstance(loaded, type) and issubclass(loaded, Transport) else None
 
-
-def _decoding(role: str, known: Mapping[str, Any], options: Mapping[str, Any]) -> Decoding:
-    """The decoding of ``role`` (``key.converter`` / ``value.converter``)."""
-    side = role.split(".")[0]
-    schema_option = f"{side}.schema"
-    name = known.get(role)
-    schema_text = known.get(schema_option)
-    if not name:
-        if schema_text:
-            raise ConfigError(f"{schema_option} needs {role} (the converter that decodes "
-                              f"the {side}), e.g. {role}=json", key=schema_option)
-        return Decoding(role=role)
-    name = str(name).strip()
-    converter_options = {k[len(role) + 1:]: v for k, v in known.items()
-                         if k.startswith(role + ".")}
-    problems = converter_config_errors({role: name, **{f"{role}.{k}": v for k, v in
-                                                       converter_options.items()}})
-    problems = {k: v for k, v in problems.items() if v}
-    if problems:
-        key, messages = next(iter(problems.items()))
-        raise ConfigError("; ".join(messages), key=key)
-    output = _converter_output(name)
-    if output == "struct":
-        if not schema_text:
-            raise ConfigError(f"{schema_option} is needed with {role}={name}: give the "
-                              f"{side}'s fields as Spark DDL, e.g. "
-                              f"'id BIGINT, name STRING'", key=schema_option)
-        return Decoding(role=role, converter=name, options=converter_options,
-                        output="struct", schema=_struct_ddl(str(schema_text), schema_option))
-    if schema_text:
-        raise ConfigError(f"{schema_option} does not apply to {role}={name}, which yields "
-                          f"{output}; remove it", key=schema_option)
-    return Decoding(role=role, converter=name, options=converter_options, output=output)
-
-
-def _converter_output(name: str) -> Literal["binary", "string", "struct"]:
-    """What a converter's values become as a column."""
-    from omconnect.converters.bytearray import ByteArrayConverter
-    from omconnect.converters.string import StringConverter
-
-    loaded = plugins.load(plugins.CONVERTERS, name)
-    if isinstance(loaded, type) and issubclass(loaded, StringConverter):
-        return "string"
-    if isinstance(loaded, type) and issubclass(loaded, ByteArrayConverter):
-        return "binary"
-    return "struct"
-
-
-def _struct_ddl(text: str, option: str) -> str:
-    """``text`` (a DDL column list or StructType JSON) as a ``STRUCT<...>`` DDL type."""
-    stripped = text.strip()
-    if stripped.startswith("{"):
-        from pyspark.sql.types import StructType
-
-        try:
-            struct = StructType.fromJson(json.loads(stripped))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError(f"{option} is not a valid StructType JSON ({exc}); give a DDL "
-                              "column list such as 'id BIGINT, name STRING' instead",
-                              key=option) from None
-        return struct.simpleString()
-    if stripped.lower().startswith("struct<"):
-        return stripped
-    return f"STRUCT<{stripped}>"
 

@@ -31,6 +31,7 @@ from omconnect_spark._pyspark import (
     SupportsTriggerAvailableNow,
 )
 from omconnect_spark.group_reading import GroupReader
+from omconnect_spark.offset_specs import OffsetSpec
 from omconnect_spark.offsets import (
     PartitionCatalog,
     PartitionOffsets,
@@ -40,7 +41,7 @@ from omconnect_spark.offsets import (
     plan_ranges,
     report_data_loss,
 )
-from omconnect_spark.options import OffsetSpec, ReadOptions
+from omconnect_spark.options import ReadOptions
 from omconnect_spark.reading import OffsetRangePartition, read_partition
 
 __all__ = ["OmconnectStreamReader"]
