@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from omconnect.testing.connector import ConnectorConformance, ConnectorHooks
+    from omconnect.testing.error_translation import TranslationCase, check_error_translation
     from omconnect.testing.harness import ConnectorHarness, DictOffsetStore
     from omconnect.testing.profile import (
         BrokerControl,
@@ -38,10 +39,12 @@ __all__ = [
     "ConnectorHooks",
     "DictOffsetStore",
     "Kit",
+    "TranslationCase",
     "TransportConformance",
     "TransportFactory",
     "TransportProfile",
     "UnreachableBroker",
+    "check_error_translation",
 ]
 
 _HOMES = {
@@ -56,6 +59,8 @@ _HOMES = {
     "DictOffsetStore": "harness",
     "Kit": "transport",
     "TransportConformance": "transport",
+    "TranslationCase": "error_translation",
+    "check_error_translation": "error_translation",
 }
 
 

@@ -91,3 +91,18 @@ def test_translated_errors_translates_and_lets_omconnect_errors_through():
     with pytest.raises(ConfigError) as kept, translated_errors("anything"):
         raise original
     assert kept.value is original
+
+
+def test_the_translation_passes_the_kits_check_on_both_clients():
+    from omconnect.testing import TranslationCase, check_error_translation
+
+    check_error_translation(lambda exc: translate(exc, "sending to 'orders'"), [
+        TranslationCase(kafka_errors_module.KafkaTimeoutError("Unable to bootstrap"),
+                        TransportTimeoutError, mentions=("Unable to bootstrap",)),
+        TranslationCase(kafka_errors_module.SaslAuthenticationFailedError("bad creds"),
+                        TransportError, mentions=("bad creds",)),
+        TranslationCase(kafka_errors_module.NotLeaderForPartitionError("moved"),
+                        RetriableTransportError, subclasses=True),
+        TranslationCase(ck.KafkaException(ck.KafkaError(ck.KafkaError._TRANSPORT)),
+                        RetriableTransportError, subclasses=True),
+    ], action="sending to 'orders'")

@@ -84,3 +84,17 @@ def test_lost_connections_are_retriable_and_silence_times_out() -> None:
     refused = translate(pe.ChannelClosedByBroker(406, "PRECONDITION_FAILED - inequivalent "
                                                       "arg 'x-max-age'"), action="declaring")
     assert type(refused) is TransportError and "inequivalent" in str(refused)
+
+
+def test_the_translation_passes_the_kits_check() -> None:
+    from omconnect.testing import TranslationCase, check_error_translation
+
+    check_error_translation(lambda exc: translate(exc, action="publishing", where=TARGET), [
+        TranslationCase(pe.ConnectionClosedByBroker(320, "CONNECTION_FORCED - shutdown"),
+                        RetriableTransportError, subclasses=True),
+        TranslationCase(pe.ProbableAuthenticationError("ACCESS_REFUSED - Login was refused"),
+                        TransportError, mentions=("ACCESS_REFUSED", "'alice'")),
+        TranslationCase(pe.ChannelClosedByBroker(406, "PRECONDITION_FAILED - message size 200 "
+                                                      "is larger than max size 100"),
+                        MessageTooLargeError),
+    ], action="publishing")

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from omconnect.errors import RetriableTransportError, TransportError
+from omconnect.errors import ConnectError, RetriableTransportError, TransportError
 
 __all__ = ["translate", "translated_errors"]
 
@@ -20,21 +20,24 @@ __all__ = ["translate", "translated_errors"]
 _RETRIABLE_CODES = {5, 6, 13, 15}
 
 
-def translate(exc: sqlite3.Error, action: str, **context: Any) -> TransportError:
-    """The omconnect error for a sqlite3 error raised while doing ``action``.
+def translate(exc: BaseException, action: str, **context: Any) -> ConnectError:
+    """The omconnect error for a sqlite3 error raised while doing ``action``, chained to
+    it (an omconnect error is returned as it is).
 
     Busy or locked databases, a full disk and WAL-index contention are retriable;
     everything else (I/O errors, corruption, a read-only file) is fatal. SQLite's own
     message and result-code name are kept.
     """
+    if isinstance(exc, ConnectError):
+        return exc
     code = getattr(exc, "sqlite_errorcode", None)
     name = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
     message = f"embedded transport: {action} failed: {exc} ({name})"
-    if code is not None and code & 0xFF in _RETRIABLE_CODES:
-        return RetriableTransportError(message, **context)
-    if code is None and "locked" in str(exc):
-        return RetriableTransportError(message, **context)
-    return TransportError(message, **context)
+    retriable = (code is not None and code & 0xFF in _RETRIABLE_CODES) or (
+        code is None and isinstance(exc, sqlite3.Error) and "locked" in str(exc))
+    error = (RetriableTransportError if retriable else TransportError)(message, **context)
+    error.__cause__ = exc
+    return error
 
 
 @contextmanager
