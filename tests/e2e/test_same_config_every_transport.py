@@ -102,6 +102,12 @@ def test_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _run_quickstart(tmp_path, monkeypatch, "memory", {"namespace": str(tmp_path)}, 2)
 
 
+def test_the_example_transport(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # docs/writing-a-transport.md's example (examples/sqlite_transport), installed as a
+    # third-party transport would be.
+    _run_quickstart(tmp_path, monkeypatch, "sqlite-log", {"path": "quickstart.db"}, 2)
+
+
 @pytest.fixture
 def broker_options(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         Callable[[str], dict[str, object]]]:

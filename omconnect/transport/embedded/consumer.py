@@ -18,7 +18,7 @@ from omconnect.transport.embedded.catalog import Catalog, partition_range
 from omconnect.transport.embedded.client import Database, write_transaction
 from omconnect.transport.embedded.codec import decode_chunk
 from omconnect.transport.embedded.errors import translated_errors
-from omconnect.transport.embedded.groups import Heartbeat, SqliteGroupStore
+from omconnect.transport.embedded.groups import Heartbeat, group_store
 from omconnect.transport.kit.grouping import Assignor, GroupMember
 from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.messages import Message
@@ -84,7 +84,7 @@ class EmbeddedConsumer(LogConsumer):
         self._heartbeat: Heartbeat | None = None
         member = None
         if group is not None:
-            member = GroupMember(SqliteGroupStore(self._conn, group), member_id,
+            member = GroupMember(group_store(self._conn, group), member_id,
                                  assignor=assignor,
                                  heartbeat_interval=heartbeat_interval_ms / 1000,
                                  session_timeout_ms=session_timeout_ms)

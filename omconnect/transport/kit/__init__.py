@@ -6,9 +6,13 @@
   key, as Kafka's), shared so that a key lands on the same partition everywhere;
 * :mod:`~omconnect.transport.kit.grouping`: a consumer-group protocol over a shared
   table (members, heartbeats, assignment), for stores without groups of their own;
+* :mod:`~omconnect.transport.kit.sql_groups`: that protocol's state in a SQL database;
 * :mod:`~omconnect.transport.kit.log_consumer`: a complete :class:`~omconnect.transport.
-  Consumer` over a partitioned log that a transport reads by range.
+  Consumer` over a partitioned log that a transport reads by range;
+* :mod:`~omconnect.transport.kit.log_kv_store`: a key/value store kept as a log of writes;
+* :mod:`~omconnect.transport.kit.log_store` and :mod:`~omconnect.transport.kit.
+  log_transport`: the log-transport base, a whole transport derived from a few storage
+  primitives (``examples/sqlite_transport`` is one).
 
-The embedded and memory transports are built from these pieces; see
-``docs/writing-a-transport.md``.
+The in-core transports are built from these pieces; see ``docs/writing-a-transport.md``.
 """
