@@ -43,11 +43,11 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, moves: Mapping[str, str]) -> None:
         # Longest old name first, so a moved submodule wins over its moved package.
-        self._moves = sorted(moves.items(), key=lambda item: -len(item[0]))
+        self.moves = sorted(moves.items(), key=lambda item: -len(item[0]))
 
     def target(self, fullname: str) -> str | None:
         """The new name of the module once called ``fullname``, if it moved."""
-        for old, new in self._moves:
+        for old, new in self.moves:
             if fullname == old or fullname.startswith(old + "."):
                 return new + fullname[len(old):]
         return None
@@ -73,8 +73,12 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def alias_modules(moves: Mapping[str, str]) -> None:
-    """Make each old module name in ``moves`` import its new module (old → new)."""
-    sys.meta_path.insert(0, _AliasFinder(moves))
+    """Make each old module name in ``moves`` import its new module (old → new); once
+    per process, however often ``omconnect`` is imported again.
+    """
+    finder = _AliasFinder(moves)
+    if not any(isinstance(f, _AliasFinder) and f.moves == finder.moves for f in sys.meta_path):
+        sys.meta_path.insert(0, finder)
 
 
 def renamed(module: str, names: Mapping[str, str]) -> Callable[[str], Any]:

@@ -32,6 +32,7 @@ import contextlib
 import threading
 import time
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any, ClassVar, TypeVar
@@ -105,7 +106,10 @@ class LogTransport(Transport):
         self._partitioner = Partitioner()
         self._signals: set[threading.Event] = set()
         self._signals_lock = threading.Lock()
-        self._clients: list[Producer | LogStoreConsumer | KeyValueStore | Admin] = []
+        # Closed with the transport; weakly held, so clients closed and dropped before
+        # (a task's producer on each restart) are not kept.
+        self._clients: weakref.WeakSet[Producer | LogStoreConsumer | KeyValueStore | Admin] = (
+            weakref.WeakSet())
 
     @abc.abstractmethod
     def open_store(self) -> LogStore:
@@ -153,7 +157,7 @@ class LogTransport(Transport):
         if self._closed:
             return
         self._closed = True
-        for client in reversed(self._clients):
+        for client in list(self._clients):
             try:
                 client.close()
             except Exception:
@@ -175,7 +179,7 @@ class LogTransport(Transport):
             (self._signals.discard if stop else self._signals.add)(signal)
 
     def _keep(self, client: _Client) -> _Client:
-        self._clients.append(client)
+        self._clients.add(client)
         return client
 
 
