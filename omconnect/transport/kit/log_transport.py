@@ -287,7 +287,11 @@ class LogProducer(Producer):
                     while self._queue and count < _MAX_RECORDS_PER_APPEND:
                         batches.append(self._queue.popleft())
                         count += len(batches[-1].messages)
-                done = self._store_batches(batches)
+                try:
+                    done = self._store_batches(batches)
+                except BaseException as exc:  # a bug, not a store failure: fail, then stop
+                    self._fail(batches, TransportError(f"the writer thread failed: {exc!r}"))
+                    raise
                 with self._cond:
                     self._pending -= done
                     self._cond.notify_all()
@@ -323,10 +327,7 @@ class LogProducer(Producer):
         except Exception as exc:
             error = exc if isinstance(exc, TransportError) else TransportError(
                 f"{self._transport.name} transport: storing a batch failed: {exc}")
-            for batch in batches:
-                if not batch.future.done():
-                    batch.future.set_exception(SendError(
-                        f"batch not stored: {error}", [error] * len(batch.messages)))
+            self._fail(batches, error)
             self._partitions.clear()  # a topic may have been deleted
             return count
         index = 0
@@ -341,6 +342,14 @@ class LogProducer(Producer):
         self._transport.notify()
         return count
 
+    @staticmethod
+    def _fail(batches: list[_Batch], error: TransportError) -> None:
+        """Fail every batch not done yet with ``error`` for each of its messages."""
+        for batch in batches:
+            if not batch.future.done():
+                batch.future.set_exception(SendError(
+                    f"batch not stored: {error}", [error] * len(batch.messages)))
+
     def _partition_count(self, store: LogStore, topic: str) -> int:
         count = self._partitions.get(topic)
         if count is None:
@@ -353,10 +362,7 @@ class LogProducer(Producer):
             left, self._queue = list(self._queue), collections.deque()
             self._pending = 0
             self._cond.notify_all()
-        for batch in left:
-            batch.future.set_exception(SendError(
-                "batch not stored: the producer was closed first",
-                [TransportError("the producer was closed")] * len(batch.messages)))
+        self._fail(left, TransportError("the producer was closed first"))
 
 
 class LogStoreConsumer(LogConsumer):
