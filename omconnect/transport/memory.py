@@ -58,6 +58,7 @@ from omconnect.transport.kit.checks import (
 )
 from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember, GroupStore, GroupView
 from omconnect.transport.kit.log_consumer import LogConsumer
+from omconnect.transport.kit.log_kv_store import checked_items
 from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
 from omconnect.transport.messages import Message, TopicSpec, build_message
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
@@ -431,15 +432,14 @@ class MemoryKeyValueStore(KeyValueStore):
 
     def put_many(self, items: Mapping[str, bytes | None]) -> None:
         """Store every item at once; ``None`` deletes."""
-        for key, value in items.items():
-            _check_item(key, value)
+        checked = checked_items(items)
         with self._space.lock:
             data = self._data()
-            for key, value in items.items():
+            for key, value in checked.items():
                 if value is None:
                     data.pop(key, None)
                 else:
-                    data[key] = bytes(value)
+                    data[key] = value
 
     def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
         """Every (key, value) whose key starts with ``prefix``, in key order."""
@@ -450,14 +450,6 @@ class MemoryKeyValueStore(KeyValueStore):
     def close(self) -> None:
         """Refuse further calls; the data stays in the space. Idempotent."""
         self._closed = True
-
-
-def _check_item(key: str, value: bytes | None) -> None:
-    if not isinstance(key, str):
-        raise TypeError(f"key/value store keys are str, got {type(key).__name__}: {key!r}")
-    if value is not None and not isinstance(value, (bytes, bytearray, memoryview)):
-        raise TypeError(f"key/value store values are bytes (or None to delete), got "
-                        f"{type(value).__name__} for key {key!r}")
 
 
 class MemoryAdmin(Admin):

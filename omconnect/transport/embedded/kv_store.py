@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping
 from omconnect.errors import IllegalStateError
 from omconnect.transport.embedded.client import Database, write_transaction
 from omconnect.transport.embedded.errors import translated_errors
+from omconnect.transport.kit.log_kv_store import checked_items
 from omconnect.transport.spi import KeyValueStore
 
 __all__ = ["EmbeddedKeyValueStore"]
@@ -49,21 +50,11 @@ class EmbeddedKeyValueStore(KeyValueStore):
 
     def put_many(self, items: Mapping[str, bytes | None]) -> None:
         """Store every item in one transaction; a ``None`` value deletes the key."""
-        upserts = []
-        deletes = []
-        for key, value in items.items():
-            if not isinstance(key, str):
-                raise TypeError(f"key/value store keys are str, got {type(key).__name__}: "
-                                f"{key!r}")
-            if value is None:
-                deletes.append((self._namespace, key))
-            elif isinstance(value, (bytes, bytearray, memoryview)):
-                upserts.append((self._namespace, key, bytes(value)))
-            else:
-                raise TypeError(f"key/value store values are bytes (or None to delete), got "
-                                f"{type(value).__name__} for key {key!r}")
-        if not items:
+        checked = checked_items(items)
+        if not checked:
             return
+        upserts = [(self._namespace, k, v) for k, v in checked.items() if v is not None]
+        deletes = [(self._namespace, k) for k, v in checked.items() if v is None]
         with self._lock, translated_errors("writing the key/value store"), \
                 write_transaction(self._connection()) as conn:
             conn.executemany("INSERT OR REPLACE INTO kv (namespace, key, value) "
