@@ -56,6 +56,7 @@ from omconnect.transport.kit.checks import (
     failed_batch,
     no_native_options,
 )
+from omconnect.transport.kit.clock import now_ms
 from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember, GroupStore, GroupView
 from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.kit.log_kv_store import checked_items
@@ -125,9 +126,6 @@ def _space(namespace: str) -> _Space:
             space = _SPACES[namespace] = _Space()
         return space
 
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class MemoryTransport(Transport):
@@ -266,7 +264,7 @@ class MemoryProducer(Producer):
             raise TransportError("the producer is closed")
         check_message_sizes(messages, self._limit)
         future: Future[list[RecordMetadata]] = Future()
-        stamp = _now_ms()
+        stamp = now_ms()
         space = self._space
         with space.lock:
             def partition_count(topic: str) -> int:

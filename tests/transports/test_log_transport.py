@@ -86,3 +86,70 @@ def test_flush_and_close_wait_for_every_batch(transport: SqliteLogTransport) -> 
     producer.close()
     assert all(f.done() for f in futures)
     assert [f.result()[0].offset for f in futures] == [0, 1, 2, 3, 4]  # in send order
+
+
+def test_batches_queued_while_the_store_is_busy_are_stored_in_one_append(
+        transport: SqliteLogTransport, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Group commit: every producer of a transport shares its writer, so what two
+    producers queue while an append is in progress goes into the next append together.
+    """
+    busy, release = threading.Event(), threading.Event()
+    calls: list[int] = []
+    real = SqliteLogStore.append_runs
+
+    def counted(self: SqliteLogStore, runs: Any) -> list[int]:
+        calls.append(sum(len(run) for run in runs))
+        if len(calls) == 1:
+            busy.set()
+            release.wait(10)
+        return real(self, runs)
+
+    monkeypatch.setattr(SqliteLogStore, "append_runs", counted)
+    first, second = transport.producer(), transport.producer()
+    a = first.send([Message("t", value=b"a")])
+    assert busy.wait(10)
+    b = second.send([Message("t", value=b"b1"), Message("t", value=b"b2")])
+    c = first.send([Message("t", value=b"c")])
+    release.set()
+    offsets = [m.offset for f in (a, b, c) for m in f.result(10)]
+    assert calls == [1, 3]  # b and c in one append
+    assert offsets == [0, 1, 2, 3]  # in the order sent
+    first.close()
+    second.close()
+    assert _read_all(transport, "t") == [b"a", b"b1", b"b2", b"c"]
+
+
+@pytest.mark.parametrize(("max_poll_interval_ms", "kept"), [(300_000, True), (100, False)])
+def test_a_consumer_busy_past_its_session_keeps_its_partitions_while_it_polls_in_time(
+        tmp_path: Path, max_poll_interval_ms: int, kept: bool) -> None:
+    """The base's heartbeat thread keeps a member that is busy with a batch for longer
+    than ``session.timeout.ms``, as long as it polls within ``max.poll.interval.ms``;
+    past that it stops heart-beating and another member takes its partitions.
+    """
+    import time
+
+    from omconnect.transport import TopicSpec
+
+    transport = SqliteLogTransport({
+        "path": str(tmp_path / "queue.db"), "session.timeout.ms": 500,
+        "heartbeat.interval.ms": 50, "max.poll.interval.ms": max_poll_interval_ms})
+    try:
+        transport.admin().create_topics([TopicSpec("busy", 2)])
+        busy = transport.consumer("g")
+        busy.subscribe(["busy"])
+        deadline = time.monotonic() + 5
+        while len(busy.assignment()) < 2 and time.monotonic() < deadline:
+            busy.poll(10, 0.05)
+        assert len(busy.assignment()) == 2
+        other = transport.consumer("g")
+        other.subscribe(["busy"])
+        taken: set[Any] = set()
+        until = time.monotonic() + 1.5  # three session timeouts without a poll of busy
+        while time.monotonic() < until:
+            other.poll(10, 0.05)
+            taken |= other.assignment()
+        assert (taken == set()) is kept, taken
+        busy.close()
+        other.close()
+    finally:
+        transport.close()

@@ -1,5 +1,9 @@
 """The ``embedded`` transport (the default): a durable partitioned log on SQLite.
 
+It is the kit's log transport (:mod:`omconnect.transport.kit.log_transport`) on SQLite
+storage primitives (:mod:`omconnect.transport.embedded.store`): producers, consumers,
+groups, the key/value store and the admin are the kit's, as for any transport built on it.
+
 Features:
     * Topics with partitions, created on first send (``embedded.default.partitions``) or
       through the admin. A keyed message goes to Kafka's partition for its key (murmur2,
@@ -10,8 +14,8 @@ Features:
       and with ``full`` a power loss.
     * Consumer groups shared by every process using the directory: committed positions,
       partitions shared among the group's consumers with rebalance callbacks, a member
-      that dies evicted after ``embedded.session.timeout.ms``
-      (:mod:`omconnect.transport.embedded.groups`).
+      that dies evicted after ``embedded.session.timeout.ms`` (the kit's groups,
+      :mod:`omconnect.transport.kit.grouping`, in the database's tables).
     * Replay: messages are kept until their topic is deleted (no retention); ``assign``,
       ``seek`` and ``offset_range`` work on every partition; a new group starts from the
       oldest message (or the newest with ``start="latest"``).

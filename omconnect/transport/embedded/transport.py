@@ -6,29 +6,17 @@ connection and the options.
 
 from __future__ import annotations
 
-import os
-import socket
 import threading
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
-from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.embedded.admin import EmbeddedAdmin
 from omconnect.transport.embedded.client import Database
-from omconnect.transport.embedded.consumer import EmbeddedConsumer
-from omconnect.transport.embedded.kv_store import EmbeddedKeyValueStore
-from omconnect.transport.embedded.producer import EmbeddedProducer, LogWriter
-from omconnect.transport.kit.checks import (
-    MAX_PARTITIONS,
-    check_consumer_args,
-    no_native_options,
-)
+from omconnect.transport.embedded.store import EmbeddedStore
+from omconnect.transport.kit.checks import MAX_PARTITIONS
 from omconnect.transport.kit.grouping import ASSIGNORS
-from omconnect.transport.kit.partitioning import Partitioner
-from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
+from omconnect.transport.kit.log_transport import LogTransport
 
 __all__ = ["EmbeddedTransport"]
 
@@ -86,8 +74,10 @@ CONFIG_DEF = (
 )
 
 
-class EmbeddedTransport(Transport):
-    """A durable partitioned log on SQLite in a local directory.
+class EmbeddedTransport(LogTransport):
+    """A durable partitioned log on SQLite in a local directory: the kit's
+    :class:`~omconnect.transport.kit.log_transport.LogTransport` on an
+    :class:`~omconnect.transport.embedded.store.EmbeddedStore`.
 
     Args:
         config: Options without the ``embedded.`` prefix, e.g. ``{"path": "/var/data"}``.
@@ -101,95 +91,30 @@ class EmbeddedTransport(Transport):
 
     name: ClassVar[str] = "embedded"
     config_def: ClassVar[ConfigDef] = CONFIG_DEF
+    persistent: ClassVar[bool] = True
+    cross_process: ClassVar[bool] = True
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         super().__init__(config)
         self.path = Path(self.config["path"]).expanduser()
         self.database = Database(self.path, synchronous=self.config["synchronous"],
                                  busy_timeout_ms=self.config["busy.timeout.ms"])
-        self._partitioner = Partitioner()
-        self._writer: LogWriter | None = None
-        self._lock = threading.Lock()
-        self._closed = False
-        self._capabilities = Capabilities(
-            ordered_per_key=True,
-            consumer_groups=True,
-            replayable=True,
-            persistent=True,
-            new_subscriber_receives_old_messages=True,
-            transactions=False,
-            pause=True,
-            cross_process=True,
-            headers=True,
-            max_message_bytes=self.config["max.message.bytes"],
-            max_partitions=MAX_PARTITIONS,
-        )
+
+    def open_store(self) -> EmbeddedStore:
+        """A store on a connection of its own."""
+        return EmbeddedStore(self.database)
 
     @property
-    def capabilities(self) -> Capabilities:
-        """Replayable, persistent, cross-process, ordered per key, with groups."""
-        return self._capabilities
+    def send_timeout(self) -> float:
+        """A send blocks on a full queue for at most ``busy.timeout.ms``."""
+        return float(self.config["busy.timeout.ms"]) / 1000
 
-    def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
-        """A producer; its acknowledgements mean "committed to the database file"."""
-        no_native_options(options, "producer")
-        return EmbeddedProducer(self._log_writer(),
-                                max_message_bytes=self.config["max.message.bytes"])
-
-    def consumer(
-        self,
-        group: str | None = None,
-        *,
-        start: StartFrom = "earliest",
-        options: Mapping[str, Any] | None = None,
-    ) -> EmbeddedConsumer:
-        """A consumer in ``group`` (``None`` for one that only assigns)."""
-        self._check_open()
-        no_native_options(options, "consumer")
-        check_consumer_args(group, start)
-        config = self.config
-        return EmbeddedConsumer(
-            self.database,
-            group=group,
-            start=start,
-            member_id=f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:8]}",
-            assignor=ASSIGNORS[config["group.assignment"]],
-            session_timeout_ms=config["session.timeout.ms"],
-            heartbeat_interval_ms=config["heartbeat.interval.ms"],
-            max_poll_interval_ms=config["max.poll.interval.ms"],
-            poll_interval_ms=config["poll.interval.ms"],
-        )
-
-    def kv_store(self, namespace: str) -> KeyValueStore:
-        """The durable store ``namespace`` (created if missing)."""
-        self._check_open()
-        if not isinstance(namespace, str) or not namespace:
-            raise ValueError(f"a key/value store needs a non-empty namespace, got {namespace!r}")
-        return EmbeddedKeyValueStore(self.database, namespace)
-
-    def admin(self) -> Admin:
-        """An admin client."""
-        self._check_open()
-        return EmbeddedAdmin(self.database)
-
-    def close(self) -> None:
-        """Write what producers queued, then stop the writer thread. Idempotent.
-
-        Consumers, stores and admins opened from this transport stay usable until closed
-        themselves.
+    def notify(self) -> None:
+        """Wake the consumers of this database in this process, whichever transport
+        object opened them.
         """
-        with self._lock:
-            self._closed = True
-            writer, self._writer = self._writer, None
-        if writer is not None:
-            writer.close()
+        self.database.notify()
 
-
-    def _log_writer(self) -> LogWriter:
-        with self._lock:
-            self._check_open()
-            if self._writer is None:
-                self._writer = LogWriter(self.database, self._partitioner,
-                                         default_partitions=self.config["default.partitions"],
-                                         max_pending_records=self.config["max.pending.records"])
-            return self._writer
+    def listen(self, signal: threading.Event, *, stop: bool = False) -> None:
+        """Have writes to this database in this process set ``signal``."""
+        (self.database.signals.discard if stop else self.database.signals.add)(signal)

@@ -146,6 +146,12 @@ class GroupStore(abc.ABC):
     def leave(self, member: str) -> None:
         """Remove ``member`` and free its partitions."""
 
+    def heartbeat(self, member: str) -> None:
+        """Stamp ``member`` alive between polls (a consumer's heartbeat thread calls it,
+        so a consumer busy with a long batch keeps its partitions). The default does
+        nothing: members then live by their polls' :meth:`sync` alone.
+        """
+
 
 class GroupMember:
     """One consumer's side of the protocol; driven from its poll, on its thread.

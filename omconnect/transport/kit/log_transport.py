@@ -5,10 +5,13 @@ A subclass sets ``name``, its ``config_def`` (:data:`LOG_CONFIG_DEF` merged with
 options), says which capabilities its store adds (``persistent``, ``cross_process``) and
 implements :meth:`LogTransport.open_store`. It inherits:
 
-* a producer (:class:`LogProducer`): ``send`` hands the batch to a writer thread and
-  returns a future; the thread appends every batch waiting when it is free in one
-  :meth:`~LogStore.append` (group commit), then resolves each batch's future with a
-  :class:`~omconnect.records.RecordMetadata` per message, or fails it with a
+* a producer (:class:`LogProducer`): ``send`` and the columnar ``send_batch`` hand
+  the batch to the transport's writer thread
+  (:class:`~omconnect.transport.kit.log_writer.LogWriter`) and return a future; the
+  thread stores every batch waiting when it is free, of every producer of the
+  transport, in one :meth:`~LogStore.append_runs` (group commit), then resolves each
+  batch's future with a :class:`~omconnect.records.RecordMetadata` per message (a
+  :class:`~omconnect.columnar.BatchMetadata` for a columnar batch), or fails it with a
   :class:`~omconnect.errors.SendError` holding each message's outcome. Messages over
   ``max.message.bytes`` are refused before anything is sent; a topic is created with
   ``default.partitions`` on its first message; ``send`` blocks while more than
@@ -17,8 +20,10 @@ implements :meth:`LogTransport.open_store`. It inherits:
 * a consumer (:class:`LogStoreConsumer`), the kit's
   :class:`~omconnect.transport.kit.log_consumer.LogConsumer` on the store: positions,
   consumer groups (:mod:`~omconnect.transport.kit.grouping` over
-  :meth:`~LogStore.group_store`), rebalance callbacks, assign and seek, pause and
-  resume, wakeup;
+  :meth:`~LogStore.group_store`) with a heartbeat thread
+  (:class:`~omconnect.transport.kit.heartbeat.Heartbeat`), rebalance callbacks, assign
+  and seek, pause and resume, wakeup, and the columnar ``poll_batch``
+  (:meth:`~LogStore.read_columns`);
 * a key/value store and an admin on the store.
 
 ``docs/writing-a-transport.md`` walks through an example (``examples/sqlite_transport``).
@@ -27,35 +32,48 @@ implements :meth:`LogTransport.open_store`. It inherits:
 from __future__ import annotations
 
 import abc
-import collections
-import contextlib
+import os
+import socket
 import threading
 import time
 import uuid
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
-from typing import Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from omconnect.columnar.metadata import BatchMetadata
 
 from omconnect.config import ConfigDef, ConfigType, OneOf, Range
-from omconnect.errors import SendError, TransportError, TransportTimeoutError
-from omconnect.records import RecordMetadata, TopicPartition, build_record_metadata
+from omconnect.errors import TransportError, TransportTimeoutError
+from omconnect.records import RecordMetadata, TopicPartition
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.kit.checks import (
     MAX_PARTITIONS,
     check_consumer_args,
     check_message_sizes,
     check_topic_spec,
-    failed_batch,
     no_native_options,
 )
-from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember
+from omconnect.transport.kit.grouping import ASSIGNORS, GroupMember, GroupStore
+from omconnect.transport.kit.heartbeat import Heartbeat
 from omconnect.transport.kit.log_consumer import LogConsumer
 from omconnect.transport.kit.log_kv_store import checked_items
 from omconnect.transport.kit.log_store import LogStore
-from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError
-from omconnect.transport.messages import Message, TopicSpec, build_message
-from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
+from omconnect.transport.kit.log_writer import LogWriter
+from omconnect.transport.kit.partitioning import Partitioner
+from omconnect.transport.messages import Message, TopicSpec
+from omconnect.transport.spi import (
+    Admin,
+    KeyValueStore,
+    Producer,
+    RebalanceListener,
+    StartFrom,
+    Transport,
+)
 
 __all__ = ["LOG_CONFIG_DEF", "LogProducer", "LogStoreConsumer", "LogTransport"]
 
@@ -77,19 +95,18 @@ LOG_CONFIG_DEF = (
             documentation="How often a polling consumer checks for group changes.")
     .define("group.assignment", ConfigType.STRING, "range", validators=[OneOf(tuple(ASSIGNORS))],
             documentation="How a group shares partitions: range or roundrobin.")
+    .define("max.poll.interval.ms", ConfigType.INT, 300_000, validators=[Range(min=1)],
+            documentation="A group consumer that does not poll for this long stops "
+                          "heart-beating, so its partitions move after "
+                          "session.timeout.ms.")
     .define("poll.interval.ms", ConfigType.INT, 100, validators=[Range(min=1)],
             documentation="How often a waiting consumer looks for messages other "
                           "processes stored.")
 )
 """The options every log transport has (merge yours into it)."""
 
-_MAX_RECORDS_PER_APPEND = 50_000
-
+_T = TypeVar("_T")
 _Client = TypeVar("_Client", Producer, "LogStoreConsumer", KeyValueStore, Admin)
-
-
-def _now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class LogTransport(Transport):
@@ -106,6 +123,8 @@ class LogTransport(Transport):
         self._partitioner = Partitioner()
         self._signals: set[threading.Event] = set()
         self._signals_lock = threading.Lock()
+        self._writer: LogWriter | None = None
+        self._writer_lock = threading.Lock()
         # Closed with the transport; weakly held, so clients closed and dropped before
         # (a task's producer on each restart) are not kept.
         self._clients: weakref.WeakSet[Producer | LogStoreConsumer | KeyValueStore | Admin] = (
@@ -126,11 +145,17 @@ class LogTransport(Transport):
             pause=True, cross_process=self.cross_process, headers=True,
             max_message_bytes=self.config["max.message.bytes"], max_partitions=MAX_PARTITIONS)
 
+    @property
+    def send_timeout(self) -> float:
+        """Seconds a send may block on a full queue (``send.timeout.ms``)."""
+        return float(self.config["send.timeout.ms"]) / 1000
+
     def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
-        """A producer with a writer thread of its own (see :class:`LogProducer`)."""
+        """A producer on the transport's writer thread (see :class:`LogProducer`)."""
         self._check_open()
         no_native_options(options, "producer")
-        return self._keep(LogProducer(self))
+        return self._keep(LogProducer(self.writer(), self.name,
+                                      max_message_bytes=self.config["max.message.bytes"]))
 
     def consumer(self, group: str | None = None, *, start: StartFrom = "earliest",
                  options: Mapping[str, Any] | None = None) -> LogStoreConsumer:
@@ -153,10 +178,16 @@ class LogTransport(Transport):
         return self._keep(_StoreAdmin(self.open_store()))
 
     def close(self) -> None:
-        """Close every client this transport made. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
+        """Store what producers sent, then close every client this transport made.
+        Idempotent.
+        """
+        with self._writer_lock:
+            if self._closed:
+                return
+            self._closed = True
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close()
         for client in list(self._clients):
             try:
                 client.close()
@@ -165,6 +196,19 @@ class LogTransport(Transport):
         self._clients.clear()
 
     # -- for the clients ----------------------------------------------------------------
+
+    def writer(self) -> LogWriter:
+        """The transport's writer thread (started by the first producer)."""
+        with self._writer_lock:
+            self._check_open()
+            if self._writer is None:
+                config = self.config
+                self._writer = LogWriter(
+                    self.open_store, self.notify, partitioner=self._partitioner,
+                    default_partitions=config["default.partitions"],
+                    max_pending_records=config["max.pending.records"],
+                    send_timeout=self.send_timeout, name=self.name)
+            return self._writer
 
     def notify(self) -> None:
         """Wake this process's waiting consumers (after an append)."""
@@ -183,67 +227,61 @@ class LogTransport(Transport):
         return client
 
 
-class _Batch:
-    __slots__ = ("future", "messages")
-
-    def __init__(self, messages: Sequence[Message]) -> None:
-        self.messages = messages
-        self.future: Future[list[RecordMetadata]] = Future()
-
-
 class LogProducer(Producer):
-    """Sends through a writer thread that appends queued batches together; see the
+    """Sends through its transport's writer thread; any thread may call it. See the
     module docstring of :mod:`~omconnect.transport.kit.log_transport`.
+
+    Args:
+        writer: The transport's writer.
+        name: The transport's name, for errors.
+        max_message_bytes: The size limit checked before a batch is queued.
+
     """
 
-    def __init__(self, transport: LogTransport) -> None:
-        config = transport.config
-        self._transport = transport
-        self._limit = config["max.message.bytes"]
-        self._max_pending = config["max.pending.records"]
-        self._send_timeout = config["send.timeout.ms"] / 1000
-        self._default_partitions = config["default.partitions"]
-        self._queue: collections.deque[_Batch] = collections.deque()
-        self._pending = 0  # records queued or being stored
+    def __init__(self, writer: LogWriter, name: str, *, max_message_bytes: int) -> None:
+        self._writer = writer
+        self._name = name
+        self._limit = max_message_bytes
+        self._inflight = 0
         self._cond = threading.Condition()
-        self._store: LogStore | None = None
-        self._partitions: dict[str, int] = {}
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"omconnect-{transport.name}-writer")
-        self._thread.start()
 
     def send(self, messages: Sequence[Message]) -> Future[list[RecordMetadata]]:
-        """Queue ``messages`` for the writer thread; the future completes once the store
-        holds all of them, or fails with a :class:`SendError` (none stored).
+        """Queue ``messages``; the future completes once the store holds all of them, or
+        fails with a :class:`SendError` (none stored).
 
         Raises:
             MessageTooLargeError: A message is over ``max.message.bytes`` (none sent).
-            TransportError: The producer is closed.
-            TransportTimeoutError: The queue stayed full for ``send.timeout.ms``.
+            TransportError: The producer or its transport is closed.
+            TransportTimeoutError: The queue stayed full for the send timeout.
 
         """
-        if self._closed:
-            raise TransportError("the producer is closed")
-        check_message_sizes(messages, self._limit)
-        batch = _Batch(list(messages))
-        if not batch.messages:
-            batch.future.set_result([])
-            return batch.future
-        deadline = time.monotonic() + self._send_timeout
-        with self._cond:
-            while self._pending >= self._max_pending and not self._closed:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TransportTimeoutError(
-                        f"send waited {self._send_timeout:g} s for room: {self._pending} "
-                        "records are waiting to be stored (max.pending.records)")
-                self._cond.wait(left)
-            if self._closed:
-                raise TransportError("the producer is closed")
-            self._queue.append(batch)
-            self._pending += len(batch.messages)
-            self._cond.notify_all()
-        return batch.future
+        self._check_sendable()
+        batch = tuple(messages)
+        check_message_sizes(batch, self._limit)
+        if not batch:
+            done: Future[list[RecordMetadata]] = Future()
+            done.set_result([])
+            return done
+        return self._track(lambda: self._writer.submit(batch))
+
+    def send_batch(self, topic: str, batch: pa.RecordBatch) -> Future[BatchMetadata]:
+        """Queue the rows of an Arrow batch; the store gets them as columns
+        (:meth:`~omconnect.transport.kit.log_store.LogStore.append_runs`). The future's
+        result is a :class:`~omconnect.columnar.BatchMetadata`.
+
+        Raises:
+            MessageTooLargeError: A row is over ``max.message.bytes`` (none sent).
+            TransportError: The producer or its transport is closed.
+            TransportTimeoutError: The queue stayed full for the send timeout.
+
+        """
+        from omconnect.columnar.sizes import check_row_sizes
+
+        self._check_sendable()
+        check_row_sizes(topic, batch, self._limit)
+        if batch.num_rows == 0:
+            return super().send_batch(topic, batch)
+        return self._track(lambda: self._writer.submit_columns(topic, batch))
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait until every batch sent so far is stored or failed.
@@ -252,121 +290,49 @@ class LogProducer(Producer):
             TransportTimeoutError: Not done within ``timeout`` seconds.
 
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
-            while self._pending:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    raise TransportTimeoutError(
-                        f"flush: {self._pending} records not stored within {timeout:g} s")
-                self._cond.wait(left)
+            if not self._cond.wait_for(lambda: self._inflight == 0, timeout):
+                raise TransportTimeoutError(
+                    f"{self._name} transport: {self._inflight} batch(es) not stored within "
+                    f"{timeout:g} s")
 
     def close(self, timeout: float | None = None) -> None:
-        """Store what was sent (up to ``timeout`` seconds), then stop. Idempotent."""
-        with self._cond:
-            if self._closed:
-                return
-        with contextlib.suppress(TransportTimeoutError):  # the thread fails what is left
-            self.flush(timeout)
-        with self._cond:
-            self._closed = True
-            self._cond.notify_all()
-        self._thread.join(timeout)
-
-    # -- the writer thread --------------------------------------------------------------
-
-    def _run(self) -> None:
-        try:
-            while True:
-                with self._cond:
-                    while not self._queue and not self._closed:
-                        self._cond.wait()
-                    if not self._queue:
-                        return
-                    batches, count = [], 0
-                    while self._queue and count < _MAX_RECORDS_PER_APPEND:
-                        batches.append(self._queue.popleft())
-                        count += len(batches[-1].messages)
-                try:
-                    done = self._store_batches(batches)
-                except BaseException as exc:  # a bug, not a store failure: fail, then stop
-                    self._fail(batches, TransportError(f"the writer thread failed: {exc!r}"))
-                    raise
-                with self._cond:
-                    self._pending -= done
-                    self._cond.notify_all()
-        finally:
-            self._fail_queued()
-            if self._store is not None:
-                self._store.close()
-
-    def _store_batches(self, batches: list[_Batch]) -> int:
-        """Append ``batches`` in one step; resolve or fail their futures. Returns the
-        number of records handled.
+        """Wait for what was sent (up to ``timeout`` seconds), then refuse further
+        sends. Idempotent.
         """
-        count = sum(len(b.messages) for b in batches)
-        stamp = _now_ms()
+        if self._closed:
+            return
         try:
-            store = self._store = self._store or self._transport.open_store()
-            placed: list[tuple[TopicPartition, Message]] = []
-            good: list[_Batch] = []
-            for batch in batches:
-                try:
-                    partitions = self._transport._partitioner.place(
-                        batch.messages, lambda topic: self._partition_count(store, topic))
-                except UnknownPartitionError as exc:
-                    batch.future.set_exception(failed_batch(len(batch.messages), exc.index,
-                                                            exc))
-                    continue
-                good.append(batch)
-                placed += [(TopicPartition(m.topic, p), m if m.timestamp is not None
-                            else build_message(m.topic, m.key, m.value, m.headers, stamp, p,
-                                               None))
-                           for m, p in zip(batch.messages, partitions, strict=True)]
-            offsets = store.append(placed) if placed else []
-        except Exception as exc:
-            error = exc if isinstance(exc, TransportError) else TransportError(
-                f"{self._transport.name} transport: storing a batch failed: {exc}")
-            self._fail(batches, error)
-            self._partitions.clear()  # a topic may have been deleted
-            return count
-        index = 0
-        for batch in good:
-            results = []
-            for _ in batch.messages:
-                tp, message = placed[index]
-                results.append(build_record_metadata(tp.topic, tp.partition, offsets[index],
-                                                     message.timestamp))
-                index += 1
-            batch.future.set_result(results)
-        self._transport.notify()
-        return count
+            self.flush(timeout)
+        finally:
+            self._closed = True
 
-    @staticmethod
-    def _fail(batches: list[_Batch], error: TransportError) -> None:
-        """Fail every batch not done yet with ``error`` for each of its messages."""
-        for batch in batches:
-            if not batch.future.done():
-                batch.future.set_exception(SendError(
-                    f"batch not stored: {error}", [error] * len(batch.messages)))
+    def _check_sendable(self) -> None:
+        if self._closed:
+            raise TransportError(f"{self._name} transport: the producer is closed")
 
-    def _partition_count(self, store: LogStore, topic: str) -> int:
-        count = self._partitions.get(topic)
-        if count is None:
-            count = self._partitions[topic] = store.create_topic(topic,
-                                                                 self._default_partitions)
-        return count
-
-    def _fail_queued(self) -> None:
+    def _track(self, submit: Callable[[], Future[_T]]) -> Future[_T]:
         with self._cond:
-            left, self._queue = list(self._queue), collections.deque()
-            self._pending = 0
-            self._cond.notify_all()
-        self._fail(left, TransportError("the producer was closed first"))
+            self._inflight += 1
+        try:
+            future = submit()
+        except BaseException:
+            self._done(None)
+            raise
+        future.add_done_callback(self._done)
+        return future
+
+    def _done(self, _future: Future[Any] | None) -> None:
+        with self._cond:
+            self._inflight -= 1
+            if self._inflight == 0:
+                self._cond.notify_all()
 
 
 class LogStoreConsumer(LogConsumer):
-    """The kit's :class:`~omconnect.transport.kit.log_consumer.LogConsumer` on a store."""
+    """The kit's :class:`~omconnect.transport.kit.log_consumer.LogConsumer` on a store,
+    with a heartbeat thread when it is in a group.
+    """
 
     def __init__(self, transport: LogTransport, *, group: str | None,
                  start: StartFrom) -> None:
@@ -374,18 +340,54 @@ class LogStoreConsumer(LogConsumer):
         self._transport = transport
         self._store = transport.open_store()
         self._poll_interval = config["poll.interval.ms"] / 1000
+        self._max_poll_interval = config["max.poll.interval.ms"] / 1000
+        self._snapshot: int | None = None
+        self._polling = False
+        self._polled_at = time.monotonic()
+        self._heartbeat: Heartbeat | None = None
         member = None
         if group is not None:
+            member_id = (f"{transport.name}-{socket.gethostname()}-{os.getpid()}-"
+                         f"{uuid.uuid4().hex[:8]}")
             member = GroupMember(
-                self._store.group_store(group), f"{transport.name}-{uuid.uuid4().hex[:12]}",
+                self._store.group_store(group), member_id,
                 assignor=ASSIGNORS[config["group.assignment"]],
                 heartbeat_interval=config["heartbeat.interval.ms"] / 1000,
                 session_timeout_ms=config["session.timeout.ms"])
+            self._heartbeat = Heartbeat(
+                _group_store_opener(transport, group), member=member_id,
+                interval=config["heartbeat.interval.ms"] / 1000, alive=_weakly(self._alive))
         super().__init__(group=group, start=start, member=member)
         transport.listen(self._signal)
 
+    def subscribe(self, topics: Sequence[str],
+                  listener: RebalanceListener | None = None) -> None:
+        """Join the group for ``topics`` and start heart-beating."""
+        super().subscribe(topics, listener)
+        self._polled_at = time.monotonic()
+        if self._heartbeat is not None:
+            self._heartbeat.start()
+
+    def _poll_with(self, fetch: Any, max_records: int, timeout: float) -> Any:
+        self._polling = True
+        try:
+            return super()._poll_with(fetch, max_records, timeout)
+        finally:
+            self._polling = False
+            self._polled_at = time.monotonic()
+
+    def _alive(self) -> bool:
+        """Whether this consumer counts as alive for its group (see :class:`Heartbeat`)."""
+        return self._polling or time.monotonic() - self._polled_at <= self._max_poll_interval
+
+    def _prepare(self) -> None:
+        self._snapshot = self._store.snapshot()
+
     def _read(self, partition: TopicPartition, offset: int, limit: int) -> list[Message]:
         return self._store.read(partition, offset, limit)
+
+    def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
+        return self._store.read_columns(partition, offset, limit)
 
     def _range(self, partition: TopicPartition) -> tuple[int, int] | None:
         return self._store.offset_range(partition)
@@ -398,11 +400,50 @@ class LogStoreConsumer(LogConsumer):
         return self._store.committed(group, partitions)
 
     def _wait(self, timeout: float) -> None:
-        self._store.wait(min(timeout, self._poll_interval), self._signal)
+        """Wait for a signal, looking every ``poll.interval.ms`` whether the store's
+        snapshot changed (another process wrote); a store without snapshots is read
+        again every ``poll.interval.ms``.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            step = min(deadline - time.monotonic(), self._poll_interval)
+            if step <= 0:
+                return
+            self._store.wait(step, self._signal)
+            if self._signal.is_set() or self._snapshot is None:
+                return
+            if self._store.snapshot() != self._snapshot:
+                return
 
     def _release(self) -> None:
+        if self._heartbeat is not None:
+            self._heartbeat.stop()
         self._transport.listen(self._signal, stop=True)
         self._store.close()
+
+
+def _group_store_opener(transport: LogTransport, group: str
+                        ) -> Callable[[], tuple[GroupStore, Callable[[], None]]]:
+    """Opens a store for a heartbeat thread: the group's store, and how to close it."""
+    def open_group_store() -> tuple[GroupStore, Callable[[], None]]:
+        store = transport.open_store()
+        return store.group_store(group), store.close
+
+    return open_group_store
+
+
+def _weakly(method: Callable[[], bool]) -> Callable[[], bool | None]:
+    """``method`` without keeping its object alive: ``None`` once it was collected (so a
+    consumer dropped without ``close`` stops heart-beating and leaves its group after the
+    session timeout).
+    """
+    reference = weakref.WeakMethod(method)
+
+    def call() -> bool | None:
+        bound = reference()
+        return None if bound is None else bound()
+
+    return call
 
 
 class _StoreKeyValueStore(KeyValueStore):
@@ -454,15 +495,13 @@ class _StoreAdmin(Admin):
         for spec in topics:
             check_topic_spec(spec)
         with self._lock:
-            for spec in topics:
-                self._store.create_topic(spec.name, spec.partitions)
+            self._store.create_topics(list(topics))
 
     def list_topics(self) -> dict[str, TopicSpec]:
         """Every topic."""
         self._check_open()
         with self._lock:
-            return {name: TopicSpec(name, count)
-                    for name, count in self._store.topics().items()}
+            return self._store.topic_specs()
 
     def delete_topics(self, names: Sequence[str]) -> None:
         """Delete topics and their messages."""

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import json
-import time
 from collections.abc import Callable, Iterator, Set
 from contextlib import AbstractContextManager
 from typing import Any
 
 from omconnect.records import TopicPartition
+from omconnect.transport.kit.clock import now_ms
 from omconnect.transport.kit.grouping import GroupStore, GroupView
 
 __all__ = ["GROUP_TABLES", "SqlGroupStore", "now_ms"]
@@ -33,10 +33,6 @@ GROUP_TABLES = (
 )
 """The statements that create the two tables (idempotent)."""
 
-
-def now_ms() -> int:
-    """The wall clock in milliseconds since the epoch (heartbeats are stamped with it)."""
-    return time.time_ns() // 1_000_000
 
 
 class SqlGroupStore(GroupStore):
