@@ -15,6 +15,12 @@ running: see :mod:`omconnect_file.tail`.
 Without ``file``, standard input is read (no offsets: nothing to resume), as Kafka
 Connect does.
 
+On the runtime's columnar path (``columnar.enable``, the default when pyarrow is
+installed) the task's ``poll_batch`` returns the same lines as one Arrow batch, split
+by Arrow with no Python object per line (:mod:`omconnect_file.line_columns`); the batch's
+source offset is the position after its last line, so a restart resumes after the last
+batch delivered whole.
+
 Offsets changed through the runtime (``PATCH /connectors/{name}/offsets``) are checked
 as Kafka Connect's file source checks them: a non-null offset needs a partition with a
 ``filename`` and a non-negative integer ``position`` (and, if given, an integer
@@ -31,7 +37,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omconnect import __version__
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Range
@@ -40,6 +46,9 @@ from omconnect.data import STRING_SCHEMA
 from omconnect.errors import ConfigError
 from omconnect.records import SourceRecord
 from omconnect_file.tail import FileTail, Line, StreamLines
+
+if TYPE_CHECKING:
+    from omconnect.columnar.source_batch import SourceBatch
 
 __all__ = ["FileStreamSourceConnector", "FileStreamSourceTask"]
 
@@ -206,6 +215,29 @@ class FileStreamSourceTask(SourceTask):
             if lines:
                 assert tail is not None
                 return self._records(lines, tail.identity)
+        self._stopping.wait(_IDLE_WAIT_S if tail is not None else _MISSING_FILE_WAIT_S)
+        return None
+
+    def poll_batch(self) -> SourceBatch | None:
+        """:meth:`poll` on the columnar path: the same lines as one Arrow batch of string
+        values, split by Arrow with no object per line; its source offset is the byte
+        position after its last line.
+        """
+        from omconnect_file.line_columns import line_batch
+
+        with self._lock:
+            if self._stopping.is_set():
+                return None
+            timestamp = int(time.time() * 1000)
+            if self._stream is not None:
+                block = self._stream.read_block(self._batch_size, _IDLE_WAIT_S)
+                return line_batch(self._topic, block, timestamp, {}, {}) if block else None
+            tail = self._tail or self._open()
+            block = tail.read_block(self._batch_size) if tail is not None else b""
+            if block:
+                assert tail is not None
+                return line_batch(self._topic, block, timestamp, self._partition,
+                                  {"position": tail.position, "inode": tail.identity})
         self._stopping.wait(_IDLE_WAIT_S if tail is not None else _MISSING_FILE_WAIT_S)
         return None
 

@@ -87,6 +87,27 @@ class LineSplitter:
             append((part[:-1] if part.endswith(b"\r") else part, position))
         self.position = position
 
+    def take_block(self, max_lines: int, into: list[bytes]) -> int:
+        r"""Move up to ``max_lines`` complete lines into ``into`` as one block of bytes,
+        each line with its ``\n`` (and a ``\r`` before it, unlike :meth:`take`), with no
+        object per line. Returns how many lines it moved.
+        """
+        rest = self._rest
+        newlines = rest.count(b"\n") if max_lines > 0 else 0
+        if not newlines:
+            return 0
+        if newlines <= max_lines:
+            end, taken = rest.rfind(b"\n") + 1, newlines
+        else:  # the max_lines-th newline, found in C
+            import numpy as np
+
+            ends = np.flatnonzero(np.frombuffer(rest, dtype=np.uint8) == 10)
+            end, taken = int(ends[max_lines - 1]) + 1, max_lines
+        into.append(rest[:end])
+        self._rest = rest[end:]
+        self.position += end
+        return taken
+
     def take_partial(self, into: list[Line]) -> None:
         """Move what is pending, without a newline, into ``into`` as a last line."""
         if self._rest:
@@ -164,6 +185,33 @@ class FileTail:
                 break
         return lines
 
+    def read_block(self, max_lines: int) -> bytes:
+        r""":meth:`read_lines` as one block of bytes: the same lines, each ending in
+        ``\n`` (a ``\r`` before it kept), with no object per line; ``b""`` when there are
+        none. :attr:`position` is then the byte position after the block's last line.
+        """
+        if self._switch_to is not None:
+            self._switch()
+        parts: list[bytes] = []
+        splitter = self._lines
+        count = splitter.take_block(max_lines, parts)
+        read = self._file.read
+        while count < max_lines:
+            chunk = read(_CHUNK)
+            if chunk:
+                splitter.feed(chunk)
+                count += splitter.take_block(max_lines - count, parts)
+                continue
+            if parts:
+                break
+            last: list[Line] = []
+            read_on = self._handle_end(last)
+            if last:  # the rotated file's last line, which had no newline
+                parts.append(last[0][0] + b"\n")
+            if last or not read_on:
+                break
+        return b"".join(parts)
+
     def _handle_end(self, lines: list[Line]) -> bool:
         """At the end of the file, with nothing read: handle truncation and rotation.
         Whether to read on.
@@ -225,6 +273,10 @@ class StreamLines:
         self._lines = LineSplitter()
         self.eof = False
         """Whether the stream has ended (every line has been returned then)."""
+
+    def read_block(self, max_lines: int, wait: float) -> bytes:
+        r""":meth:`read_lines` as one block of bytes, each line ending in ``\n``."""
+        return b"".join(line + b"\n" for line, _ in self.read_lines(max_lines, wait))
 
     def read_lines(self, max_lines: int, wait: float) -> list[Line]:
         """Up to ``max_lines`` complete lines, waiting at most ``wait`` seconds for data.

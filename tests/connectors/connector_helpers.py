@@ -30,6 +30,14 @@ class JsonOffsets(OffsetStorageReader):
                 key = json.dumps(sorted(record.source_partition.items()))
                 self.stored[key] = json.dumps(dict(record.source_offset))
 
+    def commit_batch(self, batch: Any) -> None:
+        """Commit a columnar source batch's offset (as the runtime does once every row
+        of it was acknowledged).
+        """
+        if batch.source_offset:
+            key = json.dumps(sorted(batch.source_partition.items()))
+            self.stored[key] = json.dumps(dict(batch.source_offset))
+
     def offsets(self, partitions: Iterable[Mapping[str, Any]]) -> dict[Any, dict[str, Any]]:
         found: dict[Any, dict[str, Any]] = {}
         for partition in partitions:
