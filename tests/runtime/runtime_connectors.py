@@ -30,7 +30,13 @@ from typing import Any, ClassVar
 
 from omconnect import plugins
 from omconnect.config import ConfigDef, ConfigType
-from omconnect.connector import SinkConnector, SinkTask, SourceConnector, SourceTask
+from omconnect.connector import (
+    BatchSinkTask,
+    SinkConnector,
+    SinkTask,
+    SourceConnector,
+    SourceTask,
+)
 from omconnect.data import STRING_SCHEMA
 from omconnect.errors import ConnectError, RetriableError, SendError, TransportError
 from omconnect.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
@@ -314,6 +320,38 @@ class ListSink(_Connector, SinkConnector):
 
     def task_class(self) -> type[SinkTask]:
         return ListTask
+
+
+class ListBatchTask(BatchSinkTask, ListTask):
+    """:class:`ListTask` taking Arrow batches (``put_batch``; ``put`` is the
+    :class:`~omconnect.connector.BatchSinkTask`'s, derived from it): the runtime feeds
+    it columns where its converters have a column form and batches rebuilt from records
+    otherwise; it records what ``put`` records, from the batch's rows.
+    """
+
+    def put_batch(self, batch: Any) -> None:
+        state = STATE[self.name]
+        rows = batch.to_pylist()
+        state["put_batches"].append([(r["topic"], r["partition"], r["offset"]) for r in rows])
+        state["batch_puts"].append(len(rows))
+        if self.retriable_failures > 0:
+            self.retriable_failures -= 1
+            raise RetriableError("the sink is busy, try again")
+        for index, row in enumerate(rows):
+            if row["value"] in self.fail_values:
+                raise ConnectError(f"cannot write {row['value']!r}")
+            if row["value"] in self.report_values:
+                self.report_row(batch, index, ValueError(f"rejected {row['value']!r}"))
+                continue
+            state["records"].append((row["topic"], row["partition"], row["offset"],
+                                     row["key"], row["value"]))
+
+
+class ListBatchSink(ListSink):
+    """:class:`ListSink` with :class:`ListBatchTask`."""
+
+    def task_class(self) -> type[SinkTask]:
+        return ListBatchTask
 
 
 def _list(value: Any) -> list[str]:

@@ -16,8 +16,18 @@ def source_config(name: str = "counting", **extra: Any) -> dict[str, Any]:
     return config
 
 
+SINK_CLASSES = {"records": "runtime_connectors:ListSink",
+                "columns": "runtime_connectors:ListBatchSink"}
+"""The test sink of each path: ``put`` per record, or ``put_batch`` (the columnar path)."""
+
+sink_path = "records"
+"""Which of :data:`SINK_CLASSES` :func:`sink_config` names (set by the ``sink_path``
+fixture of conftest.py, which runs every test on both).
+"""
+
+
 def sink_config(name: str = "listing", topics: str = "in", **extra: Any) -> dict[str, Any]:
-    config = {"name": name, "connector.class": "runtime_connectors:ListSink",
+    config = {"name": name, "connector.class": SINK_CLASSES[sink_path],
               "topics": topics}
     config.update({k.replace("_", "."): v for k, v in extra.items()})
     return config
