@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
-__all__ = ["MOVED_MODULES", "alias_modules", "renamed"]
+__all__ = ["INSTALL_HINTS", "MOVED_MODULES", "alias_modules", "renamed"]
 
 
 MOVED_MODULES: dict[str, str] = {
@@ -34,8 +34,21 @@ MOVED_MODULES: dict[str, str] = {
     "omconnect.source.transformers": "omconnect.source_base.formats",
     "omconnect.source.offsets": "omconnect.source_base.offset_manager",
     "omconnect.source": "omconnect.source_base",
+    # The CI broker launchers left the SDK for omconnect's own tests (tests/brokers).
+    "omconnect_kafka.testing": "omconnect_testbrokers.kafka",
+    "omconnect_rabbitmq.testing": "omconnect_testbrokers.rabbitmq",
+    "omconnect_pulsar.testing": "omconnect_testbrokers.pulsar",
+    "omconnect.testing.broker_handles": "omconnect_testbrokers.handles",
 }
 """Old module name → new module name; installed when :mod:`omconnect` is imported."""
+
+INSTALL_HINTS: dict[str, str] = {
+    "omconnect_testbrokers": "pip install -e tests/brokers (from an omconnect checkout)",
+}
+"""How to install the distribution of a new module that may be missing, by its top-level
+package: importing the old name then fails with a :class:`ModuleNotFoundError` that
+names the old module and says this.
+"""
 
 
 class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -63,7 +76,15 @@ class _AliasFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """The moved module itself (its own name and spec are left as they are)."""
         new = self.target(spec.name)
         assert new is not None
-        module = importlib.import_module(new)
+        try:
+            module = importlib.import_module(new)
+        except ModuleNotFoundError as exc:
+            top = new.partition(".")[0]
+            hint = INSTALL_HINTS.get(top)
+            if hint is None or (exc.name or "").partition(".")[0] != top:
+                raise
+            raise ModuleNotFoundError(f"{spec.name} moved to {new}, which is not installed: "
+                                      f"{hint}", name=spec.name) from exc
         warnings.warn(f"{spec.name} moved to {new}; import it from there",
                       DeprecationWarning, stacklevel=2)
         return module
