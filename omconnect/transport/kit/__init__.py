@@ -12,7 +12,11 @@
 * :mod:`~omconnect.transport.kit.log_kv_store`: a key/value store kept as a log of writes;
 * :mod:`~omconnect.transport.kit.log_store` and :mod:`~omconnect.transport.kit.
   log_transport`: the log-transport base, a whole transport derived from a few storage
-  primitives (``examples/sqlite_transport`` is one).
+  primitives (``examples/sqlite_transport`` and the embedded transport are two), with
+  its writer thread (:mod:`~omconnect.transport.kit.log_writer`), the columnar send's
+  placement (:mod:`~omconnect.transport.kit.column_runs`) and the consumers' heartbeat
+  (:mod:`~omconnect.transport.kit.heartbeat`);
+* :mod:`~omconnect.transport.kit.clock`: the wall clock in milliseconds.
 
 The in-core transports are built from these pieces; see ``docs/writing-a-transport.md``.
 """
