@@ -7,6 +7,10 @@ runtime hands them over:
 * ``small``: a struct of 5 fields (int64, string, float64, boolean, optional string);
 * ``nested``: an order with a Decimal, a Timestamp, an array, a map and a nested struct.
 
+Then the JSON converter's string column form (the columnar path's source side): N strings
+of 100 characters with a required string schema, through ``from_connect_batch`` and
+through ``serialize_column`` on Arrow columns of 1,000, schemas enabled.
+
 Each figure is the best of ``--repeat`` runs, in records per second of wall clock and per
 second of the process's CPU time (steadier when the machine is shared). The last line is
 one JSON object with every figure.
@@ -160,7 +164,40 @@ def main() -> None:
             print(f"{setup_name:<17}{shape_name:<8}{to_bytes:>22}{from_bytes:>22}"
                   f"{result['bytes_per_record']:>7.0f}")
             sys.stdout.flush()
+    figures.update(measure_string_column(args.records, args.repeat))
     print(json.dumps(figures))
+
+
+def measure_string_column(records: int, repeat: int) -> dict[str, float]:
+    """Strings through the JSON converter: per item, and as Arrow columns."""
+    import pyarrow as pa
+
+    json_converter = JsonConverter()
+    json_converter.configure({}, False)
+    lines = [f"{i:08d} " + "x" * 91 for i in range(records)]
+    batches = [lines[i:i + BATCH] for i in range(0, records, BATCH)]
+    columns = [pa.array(batch, pa.string()) for batch in batches]
+
+    def per_item() -> list[bytes | None]:
+        out: list[bytes | None] = []
+        for batch in batches:
+            out += json_converter.from_connect_batch("bench", [(STRING_SCHEMA, v)
+                                                               for v in batch])
+        return out
+
+    def per_column() -> list[Any]:
+        return [json_converter.serialize_column("bench", column, STRING_SCHEMA)
+                for column in columns]
+
+    item_wall, item_cpu, expected = best_rate(records, repeat, per_item)
+    column_wall, column_cpu, got = best_rate(records, repeat, per_column)
+    assert [b for column in got for b in column.to_pylist()] == expected
+    print(f"{'json string':<17}{'item':<8}{item_wall:>14,.0f} ({item_cpu:,.0f})")
+    print(f"{'json string':<17}{'column':<8}{column_wall:>14,.0f} ({column_cpu:,.0f})")
+    return {"json_string_item_to_bytes_per_s": round(item_wall, 1),
+            "json_string_column_to_bytes_per_s": round(column_wall, 1),
+            "json_string_item_to_bytes_per_cpu_s": round(item_cpu, 1),
+            "json_string_column_to_bytes_per_cpu_s": round(column_cpu, 1)}
 
 
 if __name__ == "__main__":

@@ -99,11 +99,14 @@ class Converter(abc.ABC):
         return [p.schema for p in pairs], [p.value for p in pairs]
 
 
-    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+    def serialize_column(self, topic: str, column: pa.Array,
+                         schema: Schema | None = None) -> pa.Array | None:
         """A whole Arrow column as ``binary`` at once, for the columnar path; ``None`` when
         this converter has no column form for ``column``'s type (the runtime then converts
         the batch record by record). Must give exactly the bytes :meth:`from_connect`
-        would give for each item.
+        would give for each item with ``schema``: the column's Connect schema, as the
+        source batch gave it (its ``key_schema`` or ``value_schema``; ``None`` when it
+        gave none).
 
         Raises:
             DataError: An item cannot be serialised (the runtime then converts record by

@@ -87,7 +87,8 @@ class ByteArrayConverter(Converter, HeaderConverter):
         """``OPTIONAL_BYTES_SCHEMA`` for each item, and the items."""
         return [OPTIONAL_BYTES_SCHEMA] * len(data), list(data)
 
-    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+    def serialize_column(self, topic: str, column: pa.Array,
+                         schema: Schema | None = None) -> pa.Array | None:
         """A ``binary`` (or ``null``) column as it is; other types need records."""
         import pyarrow as pa
 

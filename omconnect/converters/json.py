@@ -59,7 +59,7 @@ from omconnect.converters.json_values import (
 )
 from omconnect.converters.schema_cache import SchemaCache
 from omconnect.data import logical
-from omconnect.data.schema import Schema
+from omconnect.data.schema import Schema, Type
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import ConfigError, DataError
 
@@ -277,6 +277,28 @@ class JsonConverter(Converter, HeaderConverter):
     def _struct_encoder(self, schema: Schema) -> Encode:
         writer = self._writers.get(schema) or self._compile_writer(schema)
         return writer.encode
+
+    def serialize_column(self, topic: str, column: Any,
+                         schema: Schema | None = None) -> Any:
+        """A ``string`` column's JSON at once (:mod:`~omconnect.converters.json_columns`)
+        when ``schema`` is ``None`` or a string schema and no item needs escapes; the same
+        bytes :meth:`from_connect` gives each item. ``None`` (record by record) otherwise,
+        and for a required schema with null items (its error or default is per record).
+        """
+        if schema is not None and (schema.type is not Type.STRING or schema.name or (
+                not schema.optional and column.null_count)):
+            return None
+        from omconnect.converters.json_columns import json_string_column
+
+        if schema is None:  # a null is a tombstone; a string is written without a schema
+            head = '{"schema":null,"payload":' if self._schemas_enabled else ""
+            tail = "}" if self._schemas_enabled else ""
+            return json_string_column(column, head, tail, None)
+        writer = self._writers.get(schema) or self._compile_writer(schema)
+        if writer.exact:
+            return None
+        return json_string_column(column, writer.head, writer.tail,
+                                  writer.head + "null" + writer.tail)
 
     # -- bytes -> Connect ------------------------------------------------------------
     def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:

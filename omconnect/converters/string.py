@@ -153,7 +153,8 @@ class StringConverter(Converter, HeaderConverter):
         to_connect = self.to_connect
         return schemas, [to_connect(topic, item).value for item in data]
 
-    def serialize_column(self, topic: str, column: pa.Array) -> pa.Array | None:
+    def serialize_column(self, topic: str, column: pa.Array,
+                         schema: Schema | None = None) -> pa.Array | None:
         """A ``string`` column as UTF-8 bytes (a zero-copy cast) when the encoding is
         UTF-8; other types and encodings need records.
         """

@@ -78,7 +78,7 @@ class SourceColumns:
         topic = batch.topic
         try:
             if self._chain.empty:
-                wire = self._wire(topic, records)
+                wire = self._wire(topic, records, batch)
                 return None if wire is None else EncodedBatch([(topic, wire)], 0)
             rows = records.num_rows
             records = records.append_column(TOPIC, pa.repeat(pa.scalar(topic, pa.string()),
@@ -92,7 +92,7 @@ class SourceColumns:
             for name in names:
                 part = transformed if len(names) == 1 else \
                     transformed.filter(pc.equal(topics, name))
-                wire = self._wire(name, part.drop_columns([TOPIC]))
+                wire = self._wire(name, part.drop_columns([TOPIC]), batch)
                 if wire is None:
                     return None
                 parts.append((name, wire))
@@ -101,15 +101,18 @@ class SourceColumns:
             _log.debug("a batch for %r goes the per-record way: %s", topic, exc)
             return None
 
-    def _wire(self, topic: str, records: pa.RecordBatch) -> pa.RecordBatch | None:
+    def _wire(self, topic: str, records: pa.RecordBatch, batch: SourceBatch
+              ) -> pa.RecordBatch | None:
         names = records.schema.names
-        value = self._converters.value.serialize_column(topic, records.column(VALUE))
+        value = self._converters.value.serialize_column(topic, records.column(VALUE),
+                                                        batch.value_schema)
         if value is None:
             return None
         arrays = [value]
         fields = [VALUE]
         if KEY in names:
-            key = self._converters.key.serialize_column(topic, records.column(KEY))
+            key = self._converters.key.serialize_column(topic, records.column(KEY),
+                                                        batch.key_schema)
             if key is None:
                 return None
             arrays.append(key)

@@ -295,3 +295,29 @@ def test_a_row_over_the_size_limit_is_dead_lettered_and_the_batch_goes_on(worker
         assert source.columnar == 10
     assert sorted(m.value for m in read_topic(worker_config, "arrow-out")) == sorted(
         f"v{n}".encode() for n in range(20) if n != 7)
+
+
+@pytest.mark.parametrize("schemas", [True, False])
+def test_file_lines_go_columnar_through_the_default_json_converter(worker_config, tmp_path,
+                                                                  schemas):
+    """The file source's string batches stay columns through the JSON converter (its
+    string column form) and give the bytes the per-record path gives; the batch with a
+    line that needs a JSON escape goes per record, visibly.
+    """
+    from omconnect.converters.json import JsonConverter
+    from omconnect.data import STRING_SCHEMA
+
+    lines = [f"line {n} ünï" for n in range(30)] + ['a "quoted" line']
+    path = tmp_path / "in.txt"
+    path.write_text("".join(f"{line}\n" for line in lines))
+    config = dict(worker_config, **{"value.converter.schemas.enable": schemas})
+    with StandaloneHerder(config) as herder:
+        herder.create_connector({"name": "lines", "connector.class": "FileStreamSource",
+                                 "file": str(path), "topic": "lines", "batch.size": 10})
+        eventually(lambda: len(read_topic(worker_config, "lines")) == 31)
+        source = _metrics(herder, "lines")
+        assert (source.columnar, source.columnar_fallback) == (30, 1)
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": schemas}, is_key=False)
+    assert [m.value for m in read_topic(worker_config, "lines")] == [
+        converter.from_connect("lines", STRING_SCHEMA, line) for line in lines]
