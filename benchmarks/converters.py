@@ -9,7 +9,8 @@ runtime hands them over:
 
 Then the JSON converter's string column form (the columnar path's source side): N strings
 of 100 characters with a required string schema, through ``from_connect_batch`` and
-through ``serialize_column`` on Arrow columns of 1,000, schemas enabled.
+through ``serialize_column`` on Arrow columns of 1,000, schemas enabled, and their bytes
+back through ``to_connect_batch`` and ``deserialize_column``.
 
 Each figure is the best of ``--repeat`` runs, in records per second of wall clock and per
 second of the process's CPU time (steadier when the machine is shared). The last line is
@@ -192,12 +193,29 @@ def measure_string_column(records: int, repeat: int) -> dict[str, float]:
     item_wall, item_cpu, expected = best_rate(records, repeat, per_item)
     column_wall, column_cpu, got = best_rate(records, repeat, per_column)
     assert [b for column in got for b in column.to_pylist()] == expected
-    print(f"{'json string':<17}{'item':<8}{item_wall:>14,.0f} ({item_cpu:,.0f})")
-    print(f"{'json string':<17}{'column':<8}{column_wall:>14,.0f} ({column_cpu:,.0f})")
+
+    def read_items() -> list[Any]:
+        return [v.value for column in got
+                for v in json_converter.to_connect_batch("bench", column.to_pylist())]
+
+    def read_columns() -> list[Any]:
+        return [json_converter.deserialize_column("bench", column) for column in got]
+
+    read_item_wall, read_item_cpu, _ = best_rate(records, repeat, read_items)
+    read_column_wall, read_column_cpu, read = best_rate(records, repeat, read_columns)
+    assert [v for column in read for v in column.to_pylist()] == lines
+    print(f"{'json string':<17}{'item':<8}{item_wall:>14,.0f} ({item_cpu:,.0f})"
+          f"{read_item_wall:>14,.0f} ({read_item_cpu:,.0f})")
+    print(f"{'json string':<17}{'column':<8}{column_wall:>14,.0f} ({column_cpu:,.0f})"
+          f"{read_column_wall:>14,.0f} ({read_column_cpu:,.0f})")
     return {"json_string_item_to_bytes_per_s": round(item_wall, 1),
             "json_string_column_to_bytes_per_s": round(column_wall, 1),
             "json_string_item_to_bytes_per_cpu_s": round(item_cpu, 1),
-            "json_string_column_to_bytes_per_cpu_s": round(column_cpu, 1)}
+            "json_string_column_to_bytes_per_cpu_s": round(column_cpu, 1),
+            "json_string_item_from_bytes_per_s": round(read_item_wall, 1),
+            "json_string_column_from_bytes_per_s": round(read_column_wall, 1),
+            "json_string_item_from_bytes_per_cpu_s": round(read_item_cpu, 1),
+            "json_string_column_from_bytes_per_cpu_s": round(read_column_cpu, 1)}
 
 
 if __name__ == "__main__":

@@ -73,6 +73,14 @@ SCHEMA_CONTENT = "schema.content"
 
 _ENVELOPE_START = '{"schema":'
 _PAYLOAD_KEY = ',"payload":'
+_STRING_HEADS = (
+    '{"schema":{"type":"string","optional":false},"payload":',
+    '{"schema":{"type":"string","optional":true},"payload":',
+    '{"schema":null,"payload":',
+)
+"""The envelope heads of string values as omconnect writes them (column reading)."""
+_STRING_NULLS = ('{"schema":{"type":"string","optional":true},"payload":null}',
+                 '{"schema":null,"payload":null}')
 _ENVELOPE_ERROR = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
     "contain additional fields. If you are trying to deserialize plain JSON data, set "
@@ -299,6 +307,21 @@ class JsonConverter(Converter, HeaderConverter):
             return None
         return json_string_column(column, writer.head, writer.tail,
                                   writer.head + "null" + writer.tail)
+
+    def deserialize_column(self, topic: str, column: Any) -> Any:
+        """A ``binary`` column of JSON strings read at once
+        (:mod:`~omconnect.converters.json_columns`): each item the plain JSON string
+        (schemas disabled), or the envelope of a string, an optional string or no schema;
+        the column :meth:`to_connect` per item would give ``put_batch``. ``None`` (record
+        by record) when an item is anything else.
+        """
+        from omconnect.converters.json_columns import json_string_values
+
+        if self._fixed_reader is not None:  # a configured schema: read per record
+            return None
+        if not self._schemas_enabled:
+            return json_string_values(column, [""], "", ["null"])
+        return json_string_values(column, _STRING_HEADS, "}", _STRING_NULLS)
 
     # -- bytes -> Connect ------------------------------------------------------------
     def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:

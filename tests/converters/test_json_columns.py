@@ -69,3 +69,46 @@ def test_any_strings_give_the_record_bytes_or_no_column_form(values: list[str | 
         got = converter.serialize_column("t", column, schema)
         if got is not None:
             assert got.to_pylist() == [converter.from_connect("t", schema, v) for v in values]
+
+
+@pytest.mark.parametrize("schemas", [True, False])
+def test_a_column_of_json_strings_reads_as_the_records_read(schemas: bool) -> None:
+    converter = _converter(schemas)
+    data = [converter.from_connect("t", schema, value)
+            for schema in (None, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA)
+            for value in [*PLAIN, None] if not (schema is STRING_SCHEMA and value is None)]
+    column = converter.deserialize_column("t", pa.array(data, pa.binary()))
+    assert column is not None
+    assert column.equals(pa.array([converter.to_connect("t", d).value for d in data]))
+
+
+@pytest.mark.parametrize("item", [b'{"schema":null,"payload":"say \\"hi\\""}',  # escapes
+                                  b'{"schema":null,"payload":12}',  # not a string
+                                  b'{"schema":{"type":"string","optional":false},'
+                                  b'"payload":null}',  # a required null
+                                  b'{ "schema":null,"payload":"x"}',  # another layout
+                                  b'{"schema":null,"payload":"a"b"}',  # not JSON
+                                  b'\xff'])
+def test_an_item_that_is_not_a_plain_string_envelope_is_read_per_record(item: bytes) -> None:
+    column = pa.array([b'{"schema":null,"payload":"fine"}', item], pa.binary())
+    assert _converter(True).deserialize_column("t", column) is None
+
+
+@pytest.mark.parametrize("items", [[None, None], [b'{"schema":null,"payload":null}', None]])
+def test_a_column_of_nulls_reads_as_arrow_reads_a_column_of_none(items: list) -> None:
+    column = _converter(True).deserialize_column("t", pa.array(items, pa.binary()))
+    assert column is not None and column.type == pa.null() and len(column) == 2
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.text()), min_size=1, max_size=20), st.booleans())
+def test_any_json_strings_read_as_the_records_read_or_per_record(values: list[str | None],
+                                                                 schemas: bool) -> None:
+    converter = _converter(schemas)
+    try:
+        data = [converter.from_connect("t", OPTIONAL_STRING_SCHEMA, v) for v in values]
+    except Exception:  # a lone surrogate has no UTF-8 form
+        return
+    column = converter.deserialize_column("t", pa.array(data, pa.binary()))
+    if column is not None:
+        assert column.equals(pa.array([converter.to_connect("t", d).value for d in data]))

@@ -53,7 +53,8 @@ def test_the_columnar_example_moves_every_row_as_batches(example, tmp_path) -> N
         herder.create_connector({"name": "arrow-list", "connector.class":
                                  f"{MODULE}:ArrowListConnector", "topics": topic})
         eventually(lambda: len(_rows(example)) == 950, timeout=30)
-        eventually(lambda: herder.offsets("rows").offsets[0]["offset"] == {"next": 950})
+        eventually(lambda: [o["offset"] for o in herder.offsets("rows").offsets]
+                   == [{"next": 950}])
         metrics = {m.connector: m for m in herder.metrics()}
         assert metrics["rows"].columnar == 950 and metrics["rows"].columnar_fallback == 0
         assert metrics["arrow-list"].columnar == 950

@@ -118,8 +118,8 @@ def test_the_columnar_path_moves_every_record_on_kafka(tansu: BrokerHandle, driv
         herder.create_connector({"name": sink, "connector.class": "null",
                                  "topics": f"payload-{run}"})
         eventually(lambda: COUNTS[sink] >= 5000, timeout=60)
-        eventually(lambda: herder.offsets(f"gen-{run}").offsets[0]["offset"]
-                   == {"sequence": 5000}, timeout=30)
+        eventually(lambda: [o["offset"] for o in herder.offsets(f"gen-{run}").offsets]
+                   == [{"sequence": 5000}], timeout=30)
         metrics = {m.connector: m for m in herder.metrics()}
         assert metrics[f"gen-{run}"].columnar == 5000
         assert metrics[sink].columnar == 5000
