@@ -291,11 +291,12 @@ class JsonConverter(Converter, HeaderConverter):
         """A ``string`` column's JSON at once (:mod:`~omconnect.converters.json_columns`)
         when ``schema`` is ``None`` or a string schema and no item needs escapes; the same
         bytes :meth:`from_connect` gives each item. ``None`` (record by record) otherwise,
-        and for a required schema with null items (its error or default is per record).
+        and for null items of a required schema or one with a default (the error, or the
+        default written instead, is per record).
         """
         if schema is not None and (schema.type is not Type.STRING or schema.name or (
-                not schema.optional and column.null_count)):
-            return None
+                column.null_count and (not schema.optional or schema.default is not None))):
+            return None  # a null's bytes come from the schema's rules: per record
         from omconnect.converters.json_columns import json_string_column
 
         if schema is None:  # a null is a tombstone; a string is written without a schema

@@ -20,6 +20,7 @@ from omconnect.data import (  # noqa: E402
 )
 
 DOCUMENTED = SchemaBuilder.string().optional().doc("a line").version(2).build()
+DEFAULTED = SchemaBuilder.string().default_value("dflt").build()
 PLAIN = ["a", "ünïcödé ✓", "", "x\u2028y 🙂", "\x7f del", "tab-free, quote-free"]
 
 
@@ -30,11 +31,12 @@ def _converter(schemas: bool) -> JsonConverter:
 
 
 @pytest.mark.parametrize("schemas", [True, False])
-@pytest.mark.parametrize("schema", [None, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, DOCUMENTED],
-                         ids=["no-schema", "optional", "required", "documented"])
+@pytest.mark.parametrize("schema", [None, OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, DOCUMENTED,
+                                    DEFAULTED],
+                         ids=["no-schema", "optional", "required", "documented", "default"])
 def test_a_string_column_gives_the_bytes_of_each_record(schemas: bool, schema: object) -> None:
     converter = _converter(schemas)
-    values = PLAIN + ([] if schema is STRING_SCHEMA else [None])
+    values = PLAIN + ([] if schema in (STRING_SCHEMA, DEFAULTED) else [None])
     column = converter.serialize_column("t", pa.array(values, pa.string()), schema)
     assert column is not None and column.type == pa.binary()
     assert column.to_pylist() == [converter.from_connect("t", schema, v) for v in values]
@@ -51,6 +53,8 @@ def test_an_item_that_needs_escapes_sends_the_batch_record_by_record(needs_escap
     (pa.array([1, 2]), INT64_SCHEMA),  # not a string column
     (pa.array(["a", None], pa.string()), STRING_SCHEMA),  # a required null: per record
     (pa.array(["a"], pa.string()), INT64_SCHEMA),  # the schema is not a string's
+    (pa.array(["a", None], pa.string()),  # a null is written as the default
+     SchemaBuilder.string().optional().default_value("dflt").build()),
 ])
 def test_no_column_form_where_the_records_decide(column: object, schema: object) -> None:
     assert _converter(True).serialize_column("t", column, schema) is None
