@@ -59,7 +59,7 @@ from omconnect.converters.json_values import (
 )
 from omconnect.converters.schema_cache import SchemaCache
 from omconnect.data import logical
-from omconnect.data.schema import Schema, Type
+from omconnect.data.schema import OPTIONAL_STRING_SCHEMA, STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import ConfigError, DataError
 
@@ -73,14 +73,8 @@ SCHEMA_CONTENT = "schema.content"
 
 _ENVELOPE_START = '{"schema":'
 _PAYLOAD_KEY = ',"payload":'
-_STRING_HEADS = (
-    '{"schema":{"type":"string","optional":false},"payload":',
-    '{"schema":{"type":"string","optional":true},"payload":',
-    '{"schema":null,"payload":',
-)
-"""The envelope heads of string values as omconnect writes them (column reading)."""
-_STRING_NULLS = ('{"schema":{"type":"string","optional":true},"payload":null}',
-                 '{"schema":null,"payload":null}')
+_NO_SCHEMA_HEAD = _ENVELOPE_START + "null" + _PAYLOAD_KEY
+"""The envelope head of a value written without a schema."""
 _ENVELOPE_ERROR = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not '
     "contain additional fields. If you are trying to deserialize plain JSON data, set "
@@ -248,12 +242,10 @@ class JsonConverter(Converter, HeaderConverter):
                 return None
             if not isinstance(value, Struct):
                 payload = _dumps(encode_schemaless(value, self._struct_encoder))
-                return ('{"schema":null,"payload":' + payload + "}"
+                return (_NO_SCHEMA_HEAD + payload + "}"
                         if self._schemas_enabled else payload)
             schema = value.schema
-        writer = self._writers.get(schema)
-        if writer is None:
-            writer = self._compile_writer(schema)
+        writer = self._writer(schema)
         if value is not None:
             check_value(schema, value)
         elif not schema.optional and schema.default is None:
@@ -265,6 +257,9 @@ class JsonConverter(Converter, HeaderConverter):
         payload_json = writer.encode(value)
         text = dumps_exact(payload_json) if writer.exact else _dumps(payload_json)
         return writer.head + text + writer.tail
+
+    def _writer(self, schema: Schema) -> _Writer:
+        return self._writers.get(schema) or self._compile_writer(schema)
 
     def _compile_writer(self, schema: Schema) -> _Writer:
         options = self._options
@@ -283,8 +278,7 @@ class JsonConverter(Converter, HeaderConverter):
         return compile_encoder(schema, self._options)(value)
 
     def _struct_encoder(self, schema: Schema) -> Encode:
-        writer = self._writers.get(schema) or self._compile_writer(schema)
-        return writer.encode
+        return self._writer(schema).encode
 
     def serialize_column(self, topic: str, column: Any,
                          schema: Schema | None = None) -> Any:
@@ -300,10 +294,10 @@ class JsonConverter(Converter, HeaderConverter):
         from omconnect.converters.json_columns import json_string_column
 
         if schema is None:  # a null is a tombstone; a string is written without a schema
-            head = '{"schema":null,"payload":' if self._schemas_enabled else ""
+            head = _NO_SCHEMA_HEAD if self._schemas_enabled else ""
             tail = "}" if self._schemas_enabled else ""
             return json_string_column(column, head, tail, None)
-        writer = self._writers.get(schema) or self._compile_writer(schema)
+        writer = self._writer(schema)
         if writer.exact:
             return None
         return json_string_column(column, writer.head, writer.tail,
@@ -322,7 +316,11 @@ class JsonConverter(Converter, HeaderConverter):
             return None
         if not self._schemas_enabled:
             return json_string_values(column, [""], "", ["null"])
-        return json_string_values(column, _STRING_HEADS, "}", _STRING_NULLS)
+        # The heads this converter writes for strings (a string, an optional string, no
+        # schema), taken from its writers, so reading matches what writing makes.
+        heads = [self._writer(STRING_SCHEMA).head, self._writer(OPTIONAL_STRING_SCHEMA).head,
+                 _NO_SCHEMA_HEAD]
+        return json_string_values(column, heads, "}", [head + "null}" for head in heads[1:]])
 
     # -- bytes -> Connect ------------------------------------------------------------
     def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:
