@@ -47,6 +47,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
+from functools import partial
 from typing import Any
 
 from omconnect.errors import (
@@ -445,7 +446,9 @@ class RabbitMQConsumer(LogConsumer):
         messages in (its statistics lag by some seconds), and every probe of the last
         chunk, wait for a first delivery for the whole connection timeout and fail with a
         :class:`~omconnect.errors.TransportTimeoutError` when none came; only a stream
-        the broker counts empty gets a short window. After the first delivery the chunk
+        the broker counts empty gets a short window, closed by a second question on the
+        probe's channel (anything the broker sent before its answer is read first, and its
+        count may have caught up). After the first delivery the chunk
         is taken as complete once no delivery came for a quiet window that grows with
         how slow the first one was (at least 0.2 s): a loaded machine or a slow broker
         makes the probe wait longer, never answer short.
@@ -488,13 +491,24 @@ class RabbitMQConsumer(LogConsumer):
             must_deliver = start == "last" or counted[0] > 0
             first_wait = timeout if must_deliver else \
                 min(timeout, max(_EMPTY_WAIT, 10 * (registered - asked)))
-            if not first_seen.wait(first_wait):
-                if must_deliver:
-                    raise TransportTimeoutError(
-                        f"reading the {start} offset of stream {queue!r}: no message arrived "
-                        f"within {timeout:g} s (rabbitmq.connection.timeout.ms) although the "
-                        "stream holds some; the broker or this machine is too slow to answer")
-                return None
+            if not first_seen.wait(first_wait) and not must_deliver:
+                # The broker's count lags its stream by up to its statistics interval, and
+                # a starved process reads late what the broker sent at once: ask again on
+                # the probe's channel. Frames arrive in order, so a delivery sent before
+                # this reply has been seen when it returns; a count grown since says the
+                # stream holds messages after all.
+                probe = probe_channel[0]
+                assert probe is not None
+                frame = self._io.call(partial(probe.do, "queue_declare", queue, passive=True),
+                                      action=f"probing stream {queue}")
+                must_deliver = int(getattr(frame.method, "message_count", 0) or 0) > 0
+                if not first_seen.is_set() and not must_deliver:
+                    return None
+            if not first_seen.wait(timeout - (time.monotonic() - registered)):
+                raise TransportTimeoutError(
+                    f"reading the {start} offset of stream {queue!r}: no message arrived "
+                    f"within {timeout:g} s (rabbitmq.connection.timeout.ms) although the "
+                    "stream holds some; the broker or this machine is too slow to answer")
             quiet = min(max(_RANGE_QUIET, 2 * (last_seen[0] - registered)), timeout / 2)
             deadline = registered + timeout
             while not done.is_set():
