@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import inspect
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -24,15 +25,41 @@ def _clean_state() -> Iterator[None]:
     GATE.reset()
 
 
+def _constants(code: Any) -> Iterator[Any]:
+    for constant in code.co_consts:
+        if isinstance(constant, tuple):
+            yield from constant
+        elif hasattr(constant, "co_consts"):
+            yield from _constants(constant)
+        else:
+            yield constant
+
+
+_RECORDS_ONLY_SOURCE = ("commit_record", "poison_at", "poison.at")
+"""What a test of the per-record source relies on (see CountingBatchSource)."""
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    """Every runtime test whose sink comes from ``sink_config`` runs twice: with a sink
-    taking records (``put``) and with one taking Arrow batches (``put_batch``, the
-    columnar path).
+    """Every runtime test whose connectors come from ``sink_config``/``source_config``
+    runs twice: on the per-record path (``poll``/``put``) and on the columnar one, with
+    a sink taking Arrow batches (``put_batch``) and a source returning them
+    (``poll_batch``). A test that names its own connector class, or uses what only the
+    per-record source has (``commit_record``, ``poison.at``), keeps that side per record,
+    unless it takes the ``source_path`` fixture to tell the two apart itself.
     """
     code = metafunc.function.__code__
-    own_class = any(isinstance(c, tuple) and "connector_class" in c for c in code.co_consts)
-    if "sink_config" in code.co_names and not own_class:  # its own sink: one path
-        metafunc.parametrize("sink_path", ["records", "columns"], indirect=True)
+    words = set(code.co_names) | {c for c in _constants(code) if isinstance(c, str)}
+    own_class = "connector_class" in words
+    sink = "sink_config" in words and not own_class
+    source = "source_config" in words and not own_class and (
+        not words.intersection(_RECORDS_ONLY_SOURCE)
+        or "source_path" in inspect.signature(metafunc.function).parameters)
+    if sink or source:
+        metafunc.parametrize(
+            ("sink_path", "source_path"),
+            [("records", "records"),
+             ("columns" if sink else "records", "columns" if source else "records")],
+            indirect=True, ids=["records", "columns"])
 
 
 @pytest.fixture(autouse=True)
@@ -47,6 +74,21 @@ def sink_path(request: pytest.FixtureRequest) -> Iterator[str]:
     if path == "columns":  # the sinks were the batch ones
         for name, state in list(runtime_connectors.STATE.items()):
             assert len(state["batch_puts"]) == len(state["put_batches"]), name
+
+
+@pytest.fixture(autouse=True)
+def source_path(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The path of the test source (see :func:`pytest_generate_tests`); a columns run
+    checks afterwards that the runtime polled the sources' batches, never their
+    records.
+    """
+    path = getattr(request, "param", "records")
+    runtime_support.source_path = path
+    yield path
+    runtime_support.source_path = "records"
+    if path == "columns":
+        for name, state in list(runtime_connectors.STATE.items()):
+            assert not state["record_polls"], f"{name} was polled record by record"
 
 
 @pytest.fixture

@@ -9,6 +9,10 @@ and its tasks started with) without mocks.
   read); a restarted task resumes at the committed position. ``poison.at`` makes the
   record at that position of stream 0 unserialisable (an int where the schema says
   string).
+* ``CountingBatchSource``: the same rows as Arrow batches (``poll_batch``, one batch per
+  stream and poll, offset ``{"position": <end of the batch>}``), for the columnar path;
+  it has no ``poison.at`` (a string column holds no int) and no ``commit_record`` (the
+  runtime takes the columnar path only for tasks that need no per-record callback).
 * ``BlockingSource``: ``poll`` blocks; with ``honour.stop=false`` it ignores ``stop()``.
 * ``ListSink``: records what ``put`` received; ``retriable.failures`` makes the first
   puts raise RetriableError; ``report.values`` hands those values to the errant-record
@@ -29,9 +33,11 @@ from concurrent.futures import Future
 from typing import Any, ClassVar
 
 from omconnect import plugins
+from omconnect.columnar import SourceBatch
 from omconnect.config import ConfigDef, ConfigType
 from omconnect.connector import (
     BatchSinkTask,
+    BatchSourceTask,
     SinkConnector,
     SinkTask,
     SourceConnector,
@@ -176,6 +182,59 @@ class CountingSource(_Connector, SourceConnector):
 
     def task_class(self) -> type[SourceTask]:
         return CountingTask
+
+
+class CountingBatchTask(BatchSourceTask, CountingTask):
+    """:class:`CountingTask` as Arrow batches (see the module docstring)."""
+
+    commit_record = SourceTask.commit_record  # none: the columnar path needs none
+
+    def start(self, config: Mapping[str, Any]) -> None:
+        if int(config.get("poison.at", -1)) >= 0:
+            raise ConnectError("CountingBatchSource has no poison.at (a string column "
+                               "cannot hold an int)")
+        super().start(config)
+
+    def poll_batch(self) -> list[SourceBatch] | None:
+        import pyarrow as pa
+
+        STATE[self.name]["poll_batches"].append(time.monotonic())
+        if self.retriable_failures > 0:
+            self.retriable_failures -= 1
+            raise RetriableError("the source is busy")
+        batches = []
+        for s in self.streams:
+            start = self.positions[s]
+            end = start + self.batch if self.limit < 0 else min(start + self.batch, self.limit)
+            if end <= start:
+                continue
+            values = ["x" * 4096 if s == 0 and n == self.big_at else f"s{s}-{n}"
+                      for n in range(start, end)]
+            rows = pa.RecordBatch.from_arrays(
+                [pa.array([f"s{s}"] * len(values), pa.string()), pa.array(values, pa.string())],
+                names=["key", "value"])
+            batches.append(SourceBatch(
+                topic=self.topic, records=rows, source_partition=self.partitions[s],
+                source_offset={"position": end}, key_schema=STRING_SCHEMA,
+                value_schema=STRING_SCHEMA))
+            self.positions[s] = end
+        if not batches:
+            if self.hang_when_done:
+                RELEASE_BLOCKED.wait(60)  # ignores stop(): the runner must abandon it
+            self.stopped.wait(0.02)
+            return None
+        return batches
+
+    def poll(self) -> Sequence[SourceRecord] | None:
+        STATE[self.name]["record_polls"].append(time.monotonic())
+        return super().poll()
+
+
+class CountingBatchSource(CountingSource):
+    """:class:`CountingSource` with :class:`CountingBatchTask`."""
+
+    def task_class(self) -> type[SourceTask]:
+        return CountingBatchTask
 
 
 class ReconfiguringSource(CountingSource):

@@ -8,9 +8,16 @@ from typing import Any
 from omconnect.testing.waiting import eventually  # noqa: F401  (the tests import it from here)
 from omconnect.transport.memory import MemoryTransport
 
+SOURCE_CLASSES = {"records": "runtime_connectors:CountingSource",
+                  "columns": "runtime_connectors:CountingBatchSource"}
+"""The test source of each path: ``poll`` per record, or ``poll_batch`` (columnar)."""
+
+source_path = "records"
+"""Which of :data:`SOURCE_CLASSES` :func:`source_config` names (set by conftest.py)."""
+
 
 def source_config(name: str = "counting", **extra: Any) -> dict[str, Any]:
-    config = {"name": name, "connector.class": "runtime_connectors:CountingSource",
+    config = {"name": name, "connector.class": SOURCE_CLASSES[source_path],
               "topic": f"{name}-out"}
     config.update({k.replace("_", "."): v for k, v in extra.items()})
     return config

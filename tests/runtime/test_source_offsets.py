@@ -78,7 +78,8 @@ def test_tracking_does_not_keep_submitted_records_alive_until_the_offset_flush()
     assert covered == 5
 
 
-def test_held_acknowledgement_keeps_offsets_behind_it_and_restart_resumes_there(gated_config):
+def test_held_acknowledgement_keeps_offsets_behind_it_and_restart_resumes_there(
+        gated_config, source_path):
     GATE.hold(lambda m: m.value is not None and b'"s0-100"' in m.value)
     herder = StandaloneHerder(gated_config)
     herder.start()
@@ -91,8 +92,9 @@ def test_held_acknowledgement_keeps_offsets_behind_it_and_restart_resumes_there(
         # ...but the stored offset stays where the unacknowledged batch begins.
         offsets = herder.offsets("counting").to_dict()["offsets"]
         assert offsets == [{"partition": {"stream": 0}, "offset": {"position": 100}}]
-        acked = {value for value, _ in STATE["counting"]["commit_record"]}
-        assert "s0-99" in acked and "s0-150" in acked and "s0-100" not in acked
+        if source_path == "records":  # the columnar source has no commit_record
+            acked = {value for value, _ in STATE["counting"]["commit_record"]}
+            assert "s0-99" in acked and "s0-150" in acked and "s0-100" not in acked
         GATE.release()
         herder.resume_connector("counting")
         eventually(lambda: herder.offsets("counting").offsets
