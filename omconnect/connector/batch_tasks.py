@@ -48,25 +48,30 @@ def puts_batches(task: SinkTask) -> bool:
     return callable(getattr(type(task), "put_batch", None))
 
 
-def batches_of(polled: Any) -> list[SourceBatch]:
-    """What ``poll_batch`` returned, as a list of batches (``None`` → ``[]``).
+def batches_of(polled: Any) -> list[SourceBatch | SourceRecord]:
+    """What ``poll_batch`` returned, as a list (``None`` → ``[]``): batches, and records
+    for rows the task could not give as columns (an
+    :class:`~omconnect.records.ErrantSourceRecord`, an object of a format with no column
+    reader), in the order returned.
 
     Raises:
-        IllegalStateError: It returned something else than ``SourceBatch`` objects.
+        IllegalStateError: It returned something else than ``SourceBatch`` and
+            ``SourceRecord`` objects.
 
     """
     from omconnect.columnar.source_batch import SourceBatch
     from omconnect.errors import IllegalStateError
+    from omconnect.records import SourceRecord
 
     if polled is None:
         return []
-    batches = [polled] if isinstance(polled, SourceBatch) else list(polled)
-    for batch in batches:
-        if not isinstance(batch, SourceBatch):
+    items = [polled] if isinstance(polled, SourceBatch) else list(polled)
+    for item in items:
+        if not isinstance(item, SourceBatch | SourceRecord):
             raise IllegalStateError(
-                f"poll_batch() returned a {type(batch).__name__}; it must return a "
-                "SourceBatch, a list of them, or None")
-    return batches
+                f"poll_batch() returned a {type(item).__name__}; it must return a "
+                "SourceBatch, a list of SourceBatch and SourceRecord objects, or None")
+    return items
 
 
 class BatchSourceTask(SourceTask):
@@ -75,9 +80,14 @@ class BatchSourceTask(SourceTask):
     """
 
     @abc.abstractmethod
-    def poll_batch(self) -> SourceBatch | Sequence[SourceBatch] | None:
+    def poll_batch(self) -> SourceBatch | Sequence[SourceBatch | SourceRecord] | None:
         """New rows as one :class:`~omconnect.columnar.SourceBatch` (or several, e.g. one
-        per source partition), or ``None`` when there is nothing yet.
+        per source partition), or ``None`` when there is nothing yet. A list may hold
+        :class:`~omconnect.records.SourceRecord` objects between the batches, for rows
+        that cannot be columns (an :class:`~omconnect.records.ErrantSourceRecord` for
+        the dead-letter queue, a record of a kind the task reads per record): the runtime
+        sends them on the per-record path, in the same order, and commits offsets in
+        that order too.
 
         The rules of :meth:`~omconnect.connector.SourceTask.poll` hold: return within
         about a second, raise :class:`~omconnect.errors.RetriableError` for a transient
@@ -88,10 +98,14 @@ class BatchSourceTask(SourceTask):
     def poll(self) -> Sequence[SourceRecord] | None:
         """:meth:`poll_batch`'s rows as records, in order (for the per-record path)."""
         from omconnect.columnar.records import source_batch_to_records
+        from omconnect.records import SourceRecord
 
         records: list[SourceRecord] = []
-        for batch in batches_of(self.poll_batch()):
-            records += source_batch_to_records(batch)
+        for item in batches_of(self.poll_batch()):
+            if isinstance(item, SourceRecord):
+                records.append(item)
+            else:
+                records += source_batch_to_records(item)
         return records or None
 
 

@@ -190,11 +190,10 @@ class SourceTaskRunner(TaskRunner):
                 self._drain(wait)
                 continue
             if self._polls_batches:
-                batches = batches_of(self._poll())
+                polled = batches_of(self._poll())
                 if self.stopping.is_set():
                     break
-                for batch in batches:
-                    self._process_batch(batch)
+                self._process_polled(polled)
                 continue
             records = self._poll()
             if self.stopping.is_set():
@@ -250,6 +249,22 @@ class SourceTaskRunner(TaskRunner):
             if self._abandoned:
                 return
             self._submit(polled, messages, origins, skipped)
+
+    def _process_polled(self, polled: Sequence[Any]) -> None:
+        """What ``poll_batch`` returned, in order: each batch as columns, each run of
+        records (rows the task could not give as columns) on the per-record path.
+        """
+        records: list[SourceRecord] = []
+        for item in polled:
+            if isinstance(item, SourceRecord):
+                records.append(item)
+                continue
+            if records:
+                self._process(records)
+                records = []
+            self._process_batch(item)
+        if records:
+            self._process(records)
 
     def _process_batch(self, batch: Any) -> None:
         """Send a :class:`~omconnect.columnar.SourceBatch` as columns (one send per topic

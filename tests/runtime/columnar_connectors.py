@@ -14,7 +14,8 @@ from omconnect.config import ConfigDef, ConfigType
 from omconnect.connector import BatchSinkTask, BatchSourceTask, SinkConnector, SourceConnector
 from omconnect.connector.task import SinkTask, SourceTask
 from omconnect.data.schema import STRING_SCHEMA
-from omconnect.errors import RetriableError
+from omconnect.errors import DataError, RetriableError
+from omconnect.records import ErrantSourceRecord
 
 
 class ArrowTask(BatchSourceTask):
@@ -53,6 +54,8 @@ class ArrowTask(BatchSourceTask):
                                                  for n in range(self.next, end)], pa.string())]
         elif self.kind == "struct":
             columns = [pa.array(keys), pa.array([{"n": n} for n in range(self.next, end)])]
+        elif self.kind == "mixed":  # row 10k+5 is unreadable: an errant record between batches
+            return self._mixed(keys, values, end)
         else:
             columns = [pa.array(keys), pa.array(values)]
         self.next = end
@@ -60,6 +63,34 @@ class ArrowTask(BatchSourceTask):
             columns, names=["key", "value"]), source_partition=self.partition,
             source_offset={"row": end},
             key_schema=None if self.kind == "binary" else STRING_SCHEMA)
+
+    def _mixed(self, keys: list[str], values: list[str], end: int) -> list[Any]:
+        """The rows as batches, with each unreadable row an ErrantSourceRecord between
+        the batch before it and the batch after it.
+        """
+        items: list[Any] = []
+        start = self.next
+        run = 0
+        for n in range(start, end + 1):
+            if n < end and n % 10 != 5:
+                continue
+            if n > start + run:
+                first, last = start + run, n
+                items.append(SourceBatch(
+                    topic=self.topic, records=pa.RecordBatch.from_arrays(
+                        [pa.array(keys[first - start:last - start]),
+                         pa.array(values[first - start:last - start])],
+                        names=["key", "value"]),
+                    source_partition=self.partition, source_offset={"row": last},
+                    key_schema=STRING_SCHEMA))
+            if n < end:
+                items.append(ErrantSourceRecord(
+                    topic=self.topic, key_schema=STRING_SCHEMA, key=keys[n - start],
+                    source_partition=self.partition, source_offset={"row": n + 1},
+                    error=DataError(f"row {n} is unreadable", row=n)))
+            run = n + 1 - start
+        self.next = end
+        return items
 
     def stop(self) -> None:
         self.stopping.set()

@@ -98,6 +98,35 @@ def test_a_restarted_columnar_source_resumes_after_its_last_committed_batch(work
     assert sorted(values) == sorted(f"v{n}".encode() for n in range(70)), "no loss, no dup"
 
 
+def test_records_between_batches_go_per_record_in_order_and_offsets_follow(worker_config):
+    # poll_batch returns batches with an errant record between them (row 10k+5 unreadable)
+    config = dict(worker_config, **STRINGS)
+    with StandaloneHerder(config) as herder:
+        herder.create_connector(_arrow_source(
+            rows=40, batch=12, kind="mixed", errors_tolerance="all",
+            errors_deadletterqueue_topic_name="dlq"))
+        eventually(lambda: len(read_topic(worker_config, "dlq")) == 4)
+        eventually(lambda: [o["offset"] for o in herder.offsets("arrow").offsets]
+                   == [{"row": 40}])
+        metrics = _metrics(herder, "arrow")
+        assert metrics.columnar == 36
+    values = [m.value for m in read_topic(worker_config, "arrow-out")]
+    assert values == [f"v{n}".encode() for n in range(40) if n % 10 != 5]
+    assert sorted(m.key for m in read_topic(worker_config, "dlq")) == \
+        sorted(f"k{n % 3}".encode() for n in (5, 15, 25, 35))
+
+
+def test_records_between_batches_fail_the_task_without_tolerance(worker_config):
+    with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
+        herder.create_connector(_arrow_source(rows=40, batch=12, kind="mixed"))
+        eventually(lambda: herder.connector_status("arrow").tasks[0].trace)
+        assert "row 5 is unreadable" in herder.connector_status("arrow").tasks[0].trace
+        offsets = [o["offset"]["row"] for o in herder.offsets("arrow").offsets]
+        assert offsets in ([], [5]), "nothing past the unreadable row is committed"
+    assert [m.value for m in read_topic(worker_config, "arrow-out")][:5] == \
+        [f"v{n}".encode() for n in range(5)]
+
+
 def test_a_per_record_sink_reads_what_a_columnar_source_sent(worker_config):
     with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
         herder.create_connector(_arrow_source(rows=50, batch=20))
