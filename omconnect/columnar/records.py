@@ -25,6 +25,7 @@ from omconnect.columnar.columns import (
 )
 from omconnect.columnar.messages import wire_headers
 from omconnect.columnar.source_batch import SourceBatch
+from omconnect.columnar.typed_values import column_fits, value_builder
 from omconnect.data.headers import Headers
 from omconnect.data.schema import Schema, Type
 from omconnect.data.struct import Struct
@@ -70,6 +71,9 @@ def _values(column: pa.Array | None, schema: Schema | None, rows: int) -> list[A
         return [None] * rows
     values = column.to_pylist()
     if schema is not None and not schema.type.is_primitive:
+        if column_fits(column, schema):  # the column's types vouch for every value
+            build = value_builder(schema)
+            return values if build is None else list(map(build, values))
         values = [connect_value(schema, v) for v in values]
     return values  # type: ignore[no-any-return]
 
