@@ -1,7 +1,8 @@
-"""Throughput of the object-store source: JSON lines objects in a local directory.
+"""Throughput of the object-store source: JSON lines or Parquet objects in a local directory.
 
-Writes ``--records`` JSON-lines records (8 fields each, about 150 bytes a line) spread
-evenly over ``--objects`` objects in a temporary directory, then measures:
+Writes ``--records`` records (8 fields each; as JSON lines about 150 bytes a line, or
+with ``--format parquet`` as Parquet files of 10,000-row groups) spread evenly over
+``--objects`` objects in a temporary directory, then measures:
 
 * ``task_poll``: an ``ObjectStoreSourceTask`` polled in a loop until it returned every
   record: listing, offsets, opening each object, the JSON lines format and the
@@ -10,13 +11,19 @@ evenly over ``--objects`` objects in a temporary directory, then measures:
 * ``runtime`` (``--runtime``): the connector in a worker (``StandaloneHerder``) on the
   embedded transport, JSON converter without schemas: poll, convert, send, acknowledge,
   commit offsets; the clock runs from creating the connector until the transport
-  acknowledged every record. One run.
+  acknowledged every record. One run. With ``--format parquet`` twice: on the columnar
+  path (the task hands over Arrow batches; JSON has no column form for struct values
+  yet, so the runtime converts their rows per record) and with
+  ``columnar.enable=false`` (records from the task on).
+* ``task_poll_batch`` (``--format parquet``): the same loop calling ``poll_batch``,
+  counting rows.
 
 Rates are records per second of wall time and, for ``task_poll``, of this process's CPU
 time too (the machine is shared; the load average at the end says how busy it was).
 The last line is one JSON object with the figures.
 
-Usage: python benchmarks/objectstore.py [--records N] [--objects N] [--repeat N] [--runtime]
+Usage: python benchmarks/objectstore.py [--records N] [--objects N] [--repeat N]
+    [--format jsonl|parquet] [--runtime]
 """
 
 from __future__ import annotations
@@ -41,17 +48,24 @@ def row(i: int) -> dict[str, Any]:
             "price": (i % 1000) / 4, "currency": "EUR", "status": "NEW", "note": "n" * 20}
 
 
-def write_objects(directory: Path, records: int, objects: int) -> int:
-    """``records`` JSON lines over ``objects`` files; returns the bytes written."""
+def write_objects(directory: Path, records: int, objects: int, input_format: str) -> int:
+    """``records`` records over ``objects`` files; returns the bytes written."""
     per_object, extra = divmod(records, objects)
     number = 0
     total = 0
     for n in range(objects):
         count = per_object + (1 if n < extra else 0)
-        data = "".join(json.dumps(row(number + i)) + "\n" for i in range(count)).encode()
-        (directory / f"part-{n:05d}.jsonl").write_bytes(data)
+        rows = [row(number + i) for i in range(count)]
+        path = directory / f"part-{n:05d}.{input_format}"
+        if input_format == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=10_000)
+        else:
+            path.write_bytes("".join(json.dumps(r) + "\n" for r in rows).encode())
         number += count
-        total += len(data)
+        total += path.stat().st_size
     return total
 
 
@@ -73,36 +87,43 @@ class _Context(SourceTaskContext):
         return self._configs
 
 
-def task_poll(directory: Path, records: int) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) for one task to poll ``records`` records."""
-    config = {"objectstore.url": str(directory), "topic": "bench", "input.format": "jsonl",
-              "max.poll.records": "2000"}
+def task_poll(directory: Path, records: int, input_format: str,
+              batches: bool = False) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) for one task to poll ``records`` records (with
+    ``batches``, through ``poll_batch``).
+    """
+    config = {"objectstore.url": str(directory), "topic": "bench",
+              "input.format": input_format, "max.poll.records": "2000",
+              "parquet.batch.size": "2000"}
     task = ObjectStoreSourceTask()
     task.initialize(_Context(config))
     wall, cpu = time.perf_counter(), time.process_time()
     task.start(config)
     got = 0
     while got < records:
-        batch = task.poll()
-        if batch:
-            got += len(batch)
+        items = task.poll_batch() if batches else task.poll()
+        if items:
+            got += sum(len(item) if batches else 1 for item in items)
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     task.stop()
     assert got == records, (got, records)
     return wall, cpu
 
 
-def runtime(directory: Path, workdir: Path, records: int) -> float:
+def runtime(directory: Path, workdir: Path, records: int, input_format: str,
+            columnar: bool = True) -> float:
     """Wall seconds for a worker to read and send ``records`` records."""
     from omconnect.runtime import StandaloneHerder
 
-    worker = {"transport": "embedded", "embedded.path": str(workdir / "data"),
-              "offset.flush.interval.ms": 1000}
+    data = workdir / f"data-{columnar}"
+    worker = {"transport": "embedded", "embedded.path": str(data),
+              "offset.flush.interval.ms": 1000, "columnar.enable": columnar}
     with StandaloneHerder(worker) as herder:
         started = time.perf_counter()
         herder.create_connector({
             "name": "bench", "connector.class": "objectstore-source",
-            "objectstore.url": str(directory), "topic": "bench", "input.format": "jsonl",
+            "objectstore.url": str(directory), "topic": "bench",
+            "input.format": input_format, "parquet.batch.size": "2000",
             "max.poll.records": "2000", "value.converter": "json",
             "value.converter.schemas.enable": "false", "key.converter": "string"})
         while True:
@@ -120,6 +141,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--objects", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
     parser.add_argument("--runtime", action="store_true",
                         help="also run the connector in a worker on the embedded transport")
     args = parser.parse_args()
@@ -127,10 +149,10 @@ def main() -> None:
     try:
         directory = workdir / "objects"
         directory.mkdir()
-        size = write_objects(directory, args.records, args.objects)
-        figures: dict[str, Any] = {"records": args.records, "objects": args.objects,
-                                   "bytes": size}
-        runs = [task_poll(directory, args.records) for _ in range(args.repeat)]
+        size = write_objects(directory, args.records, args.objects, args.format)
+        figures: dict[str, Any] = {"format": args.format, "records": args.records,
+                                   "objects": args.objects, "bytes": size}
+        runs = [task_poll(directory, args.records, args.format) for _ in range(args.repeat)]
         wall = min(w for w, _ in runs)
         cpu = min(c for _, c in runs)
         figures["task_poll_records_per_s"] = round(args.records / wall)
@@ -138,10 +160,25 @@ def main() -> None:
         figures["task_poll_mib_per_s"] = round(size / wall / 2**20, 1)
         print(f"task poll loop: {args.records / wall:>12,.0f} records/s wall, "
               f"{args.records / cpu:>12,.0f} records/s CPU ({size / wall / 2**20:.1f} MiB/s)")
+        if args.format == "parquet":
+            runs = [task_poll(directory, args.records, args.format, batches=True)
+                    for _ in range(args.repeat)]
+            wall = min(w for w, _ in runs)
+            cpu = min(c for _, c in runs)
+            figures["task_poll_batch_records_per_s"] = round(args.records / wall)
+            figures["task_poll_batch_records_per_cpu_s"] = round(args.records / cpu)
+            print(f"task poll_batch loop: {args.records / wall:>12,.0f} records/s wall, "
+                  f"{args.records / cpu:>12,.0f} records/s CPU")
         if args.runtime:
-            elapsed = runtime(directory, workdir, args.records)
+            elapsed = runtime(directory, workdir, args.records, args.format)
             figures["runtime_records_per_s"] = round(args.records / elapsed)
             print(f"runtime (embedded): {args.records / elapsed:>12,.0f} records/s wall")
+            if args.format == "parquet":
+                elapsed = runtime(directory, workdir, args.records, args.format,
+                                  columnar=False)
+                figures["runtime_per_record_records_per_s"] = round(args.records / elapsed)
+                print(f"runtime (embedded), columnar.enable=false: "
+                      f"{args.records / elapsed:>12,.0f} records/s wall")
         figures["load_average_1m"] = round(os.getloadavg()[0], 2)
         print(f"load average (1 min): {figures['load_average_1m']}")
         print(json.dumps(figures))

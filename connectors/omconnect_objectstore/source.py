@@ -43,11 +43,12 @@ from omconnect.source_base import (
     SYSTEM_CLOCK,
     Backoff,
     Clock,
-    IteratorSourceTask,
+    IteratorBatchSourceTask,
     ParsedRecord,
     open_decompressed,
     task_configs,
 )
+from omconnect.source_base.formats import ParsedBatch
 from omconnect_objectstore.config import CONFIG_DEF, ObjectStoreConfig, parse_config
 from omconnect_objectstore.entry import Change, ObjectEntry, object_key
 from omconnect_objectstore.store import ObjectInfo, ObjectStore
@@ -168,6 +169,16 @@ class ObjectStoreSourceConnector(SourceConnector):
         return True
 
 
+def _source_batch(topic: str, item: ParsedBatch, partition: Mapping[str, Any],
+                  offset: Mapping[str, Any]) -> Any:
+    """The :class:`~omconnect.columnar.SourceBatch` of a batch of records read."""
+    from omconnect.columnar import SourceBatch
+
+    return SourceBatch(topic=topic, records=item.rows, source_partition=partition,
+                       source_offset=offset, key_schema=item.key_schema,
+                       value_schema=item.value_schema)
+
+
 def _offset_problem(offset: Mapping[str, Any]) -> tuple[str, str] | None:
     """The field of an object's offset that is wrong, and what it must be."""
     def count(value: Any) -> bool:
@@ -184,8 +195,14 @@ def _offset_problem(offset: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
+class ObjectStoreSourceTask(IteratorBatchSourceTask[ObjectStoreConfig]):
     """Reads this task's share of the objects (see the module docstring).
+
+    On the columnar path (the runtime polls ``poll_batch``), a format that reads
+    columns (``parquet``) hands over each Arrow batch it reads as one
+    :class:`~omconnect.columnar.SourceBatch`, unless ``objectstore.record.headers`` asks
+    for per-record headers; other formats, and malformed records, come as records
+    between the batches.
 
     Args:
         clock: Where the base's waits happen (tests pass a fake one).
@@ -308,7 +325,8 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
         return entry
 
     # -- reading one object ---------------------------------------------------------------
-    def _read(self, info: ObjectInfo, entry: ObjectEntry) -> Iterator[SourceRecord]:
+    def _read(self, info: ObjectInfo, entry: ObjectEntry) -> Iterator[Any]:
+        """The records of one object (and on the columnar path, batches of them)."""
         name = info.name
         config = self.config
         topic = config.topic.topic_for(name)
@@ -322,17 +340,21 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
             return
         failure: DataError | None = None
         read_error: Exception | None = None
-        text = config.record_format.name in _TEXT_FORMATS
+        record_format = config.record_format
+        text = record_format.name in _TEXT_FORMATS
+        headers = config.record_headers
+        columns = self.columnar and record_format.reads_columns and not headers
         with raw, open_decompressed(name, raw, config.compression) as stream:
-            items = iter(config.record_format.records(stream, object_name=name,
-                                                    skip=entry.records))
+            items: Iterator[Any] = iter(
+                record_format.batches(stream, object_name=name, skip=entry.records)
+                if columns else record_format.records(stream, object_name=name,
+                                                      skip=entry.records))
             # The hot loop: one look-ahead read (the last record carries done=True), one
             # increment, one add_entry and one record per item. Records of an object share
             # one source_partition dict (the runtime compares partitions by identity first).
             add_entry = self.offset_manager.add_entry
             increment = entry.increment
             partition = entry.key
-            headers = config.record_headers
             read = 0
             try:
                 item = next(items, None)
@@ -343,6 +365,15 @@ class ObjectStoreSourceTask(IteratorSourceTask[ObjectStoreConfig]):
                     following = next(items, None)
                 except Exception as exc:
                     following, read_error = None, exc
+                if type(item) is ParsedBatch:
+                    read += item.num_rows
+                    increment("records", item.num_rows)
+                    if following is None and read_error is None:
+                        entry.set("done", True)
+                    add_entry(entry)
+                    yield _source_batch(topic, item, partition, entry.data)
+                    item = following
+                    continue
                 read += 1
                 if item.error is not None and not config.tolerate_errors:
                     failure = self._malformed(name, item, text)

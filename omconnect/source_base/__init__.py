@@ -29,7 +29,7 @@ from omconnect.source_base.formats import (
 )
 from omconnect.source_base.iterators import mark_last
 from omconnect.source_base.offset_manager import OffsetManager, OffsetManagerEntry
-from omconnect.source_base.task import IteratorSourceTask
+from omconnect.source_base.task import IteratorBatchSourceTask, IteratorSourceTask
 
 __all__ = [
     "MAX_IDLE_DELAY",
@@ -39,6 +39,7 @@ __all__ = [
     "Clock",
     "DistributionStrategy",
     "HashDistribution",
+    "IteratorBatchSourceTask",
     "IteratorSourceTask",
     "KeySource",
     "OffsetManager",

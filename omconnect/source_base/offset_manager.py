@@ -408,6 +408,13 @@ class OffsetManager:
         """
         self._acknowledged.append(record.source_partition)
 
+    def handed_over(self, partition: Mapping[str, Any]) -> None:
+        """Rows of ``partition`` were handed to the runtime in a batch (a columnar source
+        gets no per-record acknowledgement): its entry may leave the cache once the
+        storage holds its state, as after :meth:`remove_record`. Any thread; O(1).
+        """
+        self._acknowledged.append(partition)
+
     def evict_committed(self) -> int:
         """Drop the cached entries of acknowledged records whose stored state now equals
         the cached one (one batched storage read). Call after the runtime committed offsets.

@@ -12,6 +12,14 @@ An author implements three methods (plus ``version``):
 The base implements ``start``/``poll``/``stop``/``commit``/``commit_record``: batching,
 idle backoff, prompt stop and the offset manager's bookkeeping.
 
+The columnar path: the iterator may also yield :class:`~omconnect.columnar.SourceBatch`
+objects (Arrow rows of one source partition, with the offset reached after them), which
+count as their number of rows. Subclass :class:`IteratorBatchSourceTask` to have the
+runtime poll them as batches (``poll_batch``: the batches, and the records between
+them, in order); ``poll`` turns each batch into records. :attr:`~IteratorSourceTask.columnar`
+tells the iterator which of the two the runtime polls, so it yields batches only where
+they go on as batches.
+
 Poll, exactly:
 
 1. ``poll()`` takes records from the iterator until it has ``max.poll.records`` of them,
@@ -47,11 +55,14 @@ import abc
 import logging
 import threading
 from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from omconnect.connector.task import SourceTask
 from omconnect.errors import IllegalStateError
 from omconnect.records import RecordMetadata, SourceRecord
+
+if TYPE_CHECKING:
+    from omconnect.columnar import SourceBatch
 from omconnect.source_base.backoff import (
     MAX_IDLE_DELAY,
     SYSTEM_CLOCK,
@@ -62,7 +73,7 @@ from omconnect.source_base.backoff import (
 from omconnect.source_base.config import SourceCommonConfig
 from omconnect.source_base.offset_manager import OffsetManager
 
-__all__ = ["CLOSE_TIMEOUT", "IteratorSourceTask"]
+__all__ = ["CLOSE_TIMEOUT", "IteratorBatchSourceTask", "IteratorSourceTask"]
 
 _log = logging.getLogger(__name__)
 
@@ -72,6 +83,9 @@ CLOSE_TIMEOUT = 5.0
 C = TypeVar("C", bound=SourceCommonConfig)
 
 _FULL, _IDLE, _ENDED = 0, 1, 2
+
+Item = Any
+"""What an iterator yields: a SourceRecord, a SourceBatch, or None (nothing right now)."""
 
 
 class IteratorSourceTask(SourceTask, Generic[C]):
@@ -101,7 +115,10 @@ class IteratorSourceTask(SourceTask, Generic[C]):
         self.__lock = threading.Lock()
         self.__started = False
         self.__closed = False
-        self.__iterator: Iterator[SourceRecord | None] | None = None
+        self.__iterator: Iterator[Item] | None = None
+        self.__rows = 0
+        self.__rows_in_batches = False
+        self.__columnar = False
         self.__pass_yielded = False
         self.__resume_at: float | None = None
         self.__pending_error: Exception | None = None
@@ -122,8 +139,10 @@ class IteratorSourceTask(SourceTask, Generic[C]):
         """
 
     @abc.abstractmethod
-    def iterator(self, backoff: Backoff) -> Iterator[SourceRecord | None]:
+    def iterator(self, backoff: Backoff) -> Iterator[SourceRecord | SourceBatch | None]:
         """The records to send, in order; ``None`` when nothing is available right now.
+        Where :attr:`columnar` is true, rows may come as
+        :class:`~omconnect.columnar.SourceBatch` objects too.
 
         Use :attr:`offset_manager` to resume where the last committed (or, within this
         task, the last yielded) record left off. The iterator may end: the base then asks
@@ -152,6 +171,13 @@ class IteratorSourceTask(SourceTask, Generic[C]):
 
     # -- SourceTask ----------------------------------------------------------------------
     @property
+    def columnar(self) -> bool:
+        """Whether the runtime polls this task for Arrow batches (``poll_batch``): set by
+        the first poll, before the iterator is first asked for anything.
+        """
+        return self.__columnar
+
+    @property
     def stopping(self) -> bool:
         """Whether stop was requested (an iterator may check it between slow steps)."""
         return self.__stop_requested
@@ -172,6 +198,23 @@ class IteratorSourceTask(SourceTask, Generic[C]):
 
     def poll(self) -> list[SourceRecord] | None:
         """A batch of records, or ``None`` (see the module docstring for the rules)."""
+        items = self._poll_items()
+        if items is None:
+            return None
+        if not self.__rows_in_batches:
+            return items
+        from omconnect.columnar.records import source_batch_to_records
+
+        records: list[SourceRecord] = []
+        for item in items:
+            if isinstance(item, SourceRecord):
+                records.append(item)
+            else:
+                records += source_batch_to_records(item)
+        return records
+
+    def _poll_items(self) -> list[Any] | None:
+        """What the iterator yields until the poll rules say stop (records and batches)."""
         if not self.__started:
             raise IllegalStateError("poll() called before start()")
         try:
@@ -205,10 +248,15 @@ class IteratorSourceTask(SourceTask, Generic[C]):
         self.__commit_seen = True
 
     # -- internals -----------------------------------------------------------------------
-    def __gather(self) -> list[SourceRecord]:
+    def _set_columnar(self) -> None:
+        self.__columnar = True
+
+    def __gather(self) -> list[Any]:
         now = self.__clock.now
         deadline = now() + self.__poll_timeout
-        batch: list[SourceRecord] = []
+        batch: list[Any] = []
+        self.__rows = 0
+        self.__rows_in_batches = False
         while not self.__stop_requested:
             resume_at = self.__resume_at
             if resume_at is not None:
@@ -249,18 +297,23 @@ class IteratorSourceTask(SourceTask, Generic[C]):
                 break
         return batch
 
-    def __read(
-        self, iterator: Iterator[SourceRecord | None], batch: list[SourceRecord], deadline: float
-    ) -> int:
-        """Append records to ``batch``; why it stopped: full (or time, stop), idle, ended."""
+    def __read(self, iterator: Iterator[Item], batch: list[Any], deadline: float) -> int:
+        """Append records (and batches) to ``batch``; why it stopped: full (or time,
+        stop), idle, ended.
+        """
         append = batch.append
         now = self.__clock.now
         limit = self.__max_records
+        batch_type: Any = _batch_type()
         for record in iterator:
             if record is None:
                 return _IDLE
             append(record)
-            if len(batch) >= limit or self.__stop_requested or now() >= deadline:
+            if type(record) is batch_type:
+                self.__rows += record.num_rows - 1
+                self.__rows_in_batches = True
+            if len(batch) + self.__rows >= limit or self.__stop_requested or \
+                    now() >= deadline:
                 return _FULL
         return _ENDED
 
@@ -293,3 +346,66 @@ class IteratorSourceTask(SourceTask, Generic[C]):
         if took > CLOSE_TIMEOUT:
             _log.warning("closing the source took %.1f s, more than the %.0f s allowed",
                          took, CLOSE_TIMEOUT)
+
+
+_BATCH_TYPE: list[type] = []
+
+
+def _batch_type() -> type:
+    """:class:`~omconnect.columnar.SourceBatch`, or a type nothing is when pyarrow is
+    missing (no iterator can then have made a batch).
+    """
+    if not _BATCH_TYPE:
+        try:
+            from omconnect.columnar import SourceBatch
+        except ImportError:
+            _BATCH_TYPE.append(_NoBatch)
+        else:
+            _BATCH_TYPE.append(SourceBatch)
+    return _BATCH_TYPE[0]
+
+
+class _NoBatch:
+    pass
+
+
+class IteratorBatchSourceTask(IteratorSourceTask[C]):
+    """An :class:`IteratorSourceTask` the runtime polls for Arrow batches: where the
+    columnar path is on, :meth:`poll_batch` returns what the iterator yields (batches,
+    and records between them) and :attr:`~IteratorSourceTask.columnar` is true; the
+    per-record path calls :meth:`~IteratorSourceTask.poll` as before.
+
+    No ``commit_record``: the runtime takes the columnar path only for tasks that need
+    no per-record callback. The offset manager learns which entries were handed over
+    from the polls instead (:meth:`~omconnect.source_base.OffsetManager.handed_over`),
+    and evicts them once the storage holds their state, as before.
+    """
+
+    commit_record = SourceTask.commit_record
+
+    def poll(self) -> list[SourceRecord] | None:
+        """A batch of records (the per-record path; see the module docstring)."""
+        records = super().poll()
+        if records:
+            handed_over = self.offset_manager.handed_over
+            last = None
+            for record in records:
+                if record.source_partition is not last:
+                    last = record.source_partition
+                    handed_over(last)
+        return records
+
+    def poll_batch(self) -> list[Any] | None:
+        """The iterator's batches and records, in order, up to ``max.poll.records`` rows
+        (or ``None``); see the module docstring for the rules.
+        """
+        self._set_columnar()
+        items = self._poll_items()
+        if items:
+            handed_over = self.offset_manager.handed_over
+            last = None
+            for item in items:
+                if item.source_partition is not last:
+                    last = item.source_partition
+                    handed_over(last)
+        return items or None

@@ -1,6 +1,8 @@
 """``omconnect standalone`` reading a directory onto the embedded transport, killed with
 SIGKILL while it is inside objects and restarted, loses no record and duplicates only
-records whose offsets were not committed when it was killed.
+records whose offsets were not committed when it was killed: JSON lines (records) and
+Parquet (Arrow batches of 200 rows on the columnar path, each batch's offset committed
+once all its rows are acknowledged).
 """
 
 from __future__ import annotations
@@ -28,14 +30,15 @@ TRIALS = 6
 OMCONNECT = [sys.executable, "-m", "omconnect.cli"]
 
 
-def _write_configs(workdir: Path) -> tuple[dict[str, str], list[str]]:
+def _write_configs(workdir: Path, input_format: str) -> tuple[dict[str, str], list[str]]:
     worker = {"transport": "embedded", "embedded.path": str(workdir / "data"),
               "offset.flush.interval.ms": "100", "key.converter": "string",
               "value.converter": "json", "value.converter.schemas.enable": "false",
               "source.max.in.flight.records": "2000"}
     source = {"name": "objects", "connector.class": "objectstore-source",
               "objectstore.url": (workdir / "in").as_uri(), "topic": "lines",
-              "input.format": "jsonl", "max.poll.records": "200"}
+              "input.format": input_format, "max.poll.records": "200",
+              "parquet.batch.size": "200"}
     paths = []
     for name, settings in (("worker", worker), ("source", source)):
         path = workdir / f"{name}.properties"
@@ -82,15 +85,27 @@ def _committed(worker: dict[str, str], worker_file: str) -> dict[int, int]:
         herder.stop()
 
 
-@pytest.mark.slow
-def test_sigkill_mid_object_then_restart_loses_nothing_duplicates_only_uncommitted(
-        tmp_path):
-    rng = random.Random(20240917)
+def _write_objects(directory: Path, input_format: str) -> None:
+    directory.mkdir(exist_ok=True)
     for n in range(OBJECTS):
-        lines = "".join(json.dumps({"object": n, "line": i}) + "\n" for i in range(LINES))
-        (tmp_path / "in").mkdir(exist_ok=True)
-        (tmp_path / "in" / f"part-{n:02d}.jsonl").write_text(lines)
-    worker, paths = _write_configs(tmp_path)
+        if input_format == "jsonl":
+            lines = "".join(json.dumps({"object": n, "line": i}) + "\n" for i in range(LINES))
+            (directory / f"part-{n:02d}.jsonl").write_text(lines)
+        else:
+            pa = pytest.importorskip("pyarrow")
+            pq = pytest.importorskip("pyarrow.parquet")
+            table = pa.table({"object": pa.array([n] * LINES, pa.int64()),
+                              "line": pa.array(range(LINES), pa.int64())})
+            pq.write_table(table, directory / f"part-{n:02d}.parquet", row_group_size=1000)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("input_format", ["jsonl", "parquet"])
+def test_sigkill_mid_object_then_restart_loses_nothing_duplicates_only_uncommitted(
+        tmp_path, input_format):
+    rng = random.Random(20240917)
+    _write_objects(tmp_path / "in", input_format)
+    worker, paths = _write_configs(tmp_path, input_format)
     log = tmp_path / "worker.log"
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     windows: list[tuple[dict[int, int], dict[int, int]]] = []  # (committed, written) per kill

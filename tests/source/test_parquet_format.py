@@ -19,7 +19,8 @@ from omconnect.data import (
     decimal_schema,
     timestamp_schema,
 )
-from omconnect.source_base import KeySource
+from omconnect.source_base import KeySource, create_format, open_decompressed
+from omconnect.source_base.formats import ParsedBatch
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -115,3 +116,68 @@ def test_parquet_key_from_a_field() -> None:
     assert [r.key.value for r in records if r.key] == [0, 1, 2]
     bad = read("t.parquet", parquet_file(3, 2), key_source=KeySource.FIELD, key_field="zz")
     assert len(bad) == 1 and "record.key.field 'zz' is not a field" in str(bad[0].error)
+
+
+# -- the columnar path: batches() gives the records() rows as Arrow columns -------------
+
+def _batches(name: str, data: bytes, skip: int = 0, **options: Any) -> list[Any]:
+    stream = io.BytesIO(data)
+    record_format = create_format("parquet", batch_size=options.pop("batch_size", 4096),
+                                  **options)
+    with open_decompressed(name, stream) as decompressed:
+        return list(record_format.batches(decompressed, object_name=name, skip=skip))
+
+
+def _as_records(items: list[Any]) -> list[tuple[int, Any, Any]]:
+    """Each batch row, or record, as (number, key, value) the way the runtime sees it."""
+    from omconnect.columnar import SourceBatch
+    from omconnect.columnar.records import source_batch_to_records
+
+    out = []
+    for item in items:
+        if isinstance(item, ParsedBatch):
+            rows = source_batch_to_records(SourceBatch(
+                topic="t", records=item.rows, key_schema=item.key_schema,
+                value_schema=item.value_schema))
+            for offset, row in enumerate(rows):
+                out.append((item.number + offset, (row.key_schema, row.key),
+                            (row.value_schema, row.value)))
+        else:
+            assert item.error is None
+            out.append((item.number, (item.key.schema, item.key.value) if item.key else
+                        (None, None), (item.value.schema, item.value.value)))
+    return out
+
+
+@pytest.mark.parametrize(("key_source", "key_field"), [
+    (KeySource.OBJECT, None), (KeySource.FIELD, "name"), (KeySource.NONE, None)])
+@pytest.mark.parametrize("skip", [0, 6])
+def test_parquet_batches_give_the_records_rows_as_columns(key_source, key_field, skip) -> None:
+    data = parquet_file(25, 4)
+    options = {"key_source": key_source, "key_field": key_field}
+    items = _batches("t.parquet", data, skip, batch_size=3, **options)
+    assert items and all(isinstance(item, ParsedBatch) for item in items)
+    assert sum(item.num_rows for item in items) == 25 - skip
+    records = read("t.parquet", data, skip=skip, **options)
+    assert _as_records(items) == _as_records(records)
+
+
+def test_parquet_batches_from_a_compressed_stream_skip_into_a_row_group() -> None:
+    items = _batches("t.parquet.gz", gzip.compress(parquet_file(25, 4)), skip=5)
+    assert items[0].number == 6
+    assert [row["id"] for item in items for row in item.rows.column("value").to_pylist()] == \
+        list(range(5, 25))
+
+
+def test_parquet_with_uint64_is_read_record_by_record_on_the_columnar_path() -> None:
+    out = io.BytesIO()
+    pq.write_table(pa.table({"n": pa.array([1, 2, 2**64 - 1, 4], pa.uint64())}), out)
+    items = _batches("u.parquet", out.getvalue())
+    assert not any(isinstance(item, ParsedBatch) for item in items)
+    assert [item.value.value["n"] for item in items[:2]] == [1, 2]
+    assert items[2].error is not None and items[2].error.context["record"] == 3
+
+
+def test_parquet_batches_of_a_broken_file_are_one_error_item() -> None:
+    items = _batches("x.parquet", b"PAR1 nope")
+    assert len(items) == 1 and "not a Parquet file" in str(items[0].error)

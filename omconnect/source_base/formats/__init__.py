@@ -18,7 +18,12 @@ from typing import Any
 
 from omconnect.errors import ConfigError
 from omconnect.module_aliases import renamed
-from omconnect.source_base.formats.base import KeySource, ParsedRecord, RecordFormat
+from omconnect.source_base.formats.base import (
+    KeySource,
+    ParsedBatch,
+    ParsedRecord,
+    RecordFormat,
+)
 from omconnect.source_base.formats.compression import (
     COMPRESSIONS,
     compression_for,
@@ -30,6 +35,7 @@ __all__ = [
     "COMPRESSIONS",
     "FORMATS",
     "KeySource",
+    "ParsedBatch",
     "ParsedRecord",
     "RecordFormat",
     "compression_for",

@@ -18,14 +18,14 @@ from __future__ import annotations
 import abc
 import enum
 from collections.abc import Iterator
-from typing import IO, ClassVar, NamedTuple
+from typing import IO, Any, ClassVar, NamedTuple
 
 from omconnect.data.schema import STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, DataError
 from omconnect.module_aliases import renamed
 
-__all__ = ["KeySource", "ParsedRecord", "RecordFormat"]
+__all__ = ["KeySource", "ParsedBatch", "ParsedRecord", "RecordFormat"]
 
 
 class ParsedRecord(NamedTuple):
@@ -44,6 +44,31 @@ class ParsedRecord(NamedTuple):
     key: SchemaAndValue | None
     value: SchemaAndValue | None
     error: DataError | None = None
+
+
+class ParsedBatch(NamedTuple):
+    """Consecutive records of one object as Arrow columns (formats that read columns:
+    :attr:`RecordFormat.reads_columns`).
+
+    Attributes:
+        number: The first row's number (as :attr:`ParsedRecord.number`).
+        rows: A ``pyarrow.RecordBatch`` with a ``value`` column (and a ``key`` column
+            unless the records have no key): what
+            :class:`~omconnect.columnar.SourceBatch` takes.
+        key_schema: The keys' schema (``None`` without keys).
+        value_schema: The values' schema.
+
+    """
+
+    number: int
+    rows: Any
+    key_schema: Schema | None
+    value_schema: Schema
+
+    @property
+    def num_rows(self) -> int:
+        """How many records."""
+        return int(self.rows.num_rows)
 
 
 _new_record = tuple.__new__
@@ -91,6 +116,9 @@ class RecordFormat(abc.ABC):
 
     supports_key_field: ClassVar[bool] = True
 
+    reads_columns: ClassVar[bool] = False
+    """Whether :meth:`batches` gives Arrow columns (else it gives :meth:`records`)."""
+
     def __init__(self, *, key_source: KeySource = KeySource.OBJECT,
                  key_field: str | None = None) -> None:
         if key_source is KeySource.FIELD:
@@ -128,6 +156,28 @@ class RecordFormat(abc.ABC):
     @abc.abstractmethod
     def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         """The records after ``skip`` (a generator)."""
+
+    def batches(
+        self, stream: IO[bytes], *, object_name: str = "", skip: int = 0
+    ) -> Iterator[ParsedBatch | ParsedRecord]:
+        """The records of one object as :meth:`records` gives them, but runs of good
+        records as :class:`ParsedBatch` columns where the format reads columns
+        (:attr:`reads_columns`) and the object's types allow; malformed records stay
+        :class:`ParsedRecord` items with ``error`` set, in their place. This default
+        gives :meth:`records`.
+
+        Raises:
+            ValueError: ``skip`` is negative.
+
+        """
+        if skip < 0:
+            raise ValueError(f"skip must be 0 or more, got {skip}")
+        return self._read_batches(stream, object_name, skip)
+
+    def _read_batches(self, stream: IO[bytes], object_name: str,
+                      skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
+        """:meth:`batches` after its checks (a generator); override to read columns."""
+        return self._read(stream, object_name, skip)
 
     # -- helpers for implementations -----------------------------------------------------
     def object_key(self, object_name: str) -> SchemaAndValue | None:

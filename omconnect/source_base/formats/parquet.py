@@ -27,6 +27,12 @@ Other types (duration, interval, union...) make the file an error item naming th
 column. The file must be seekable to read its footer; a stream that is not (e.g. a
 decompressed one) is first copied to a temporary file, never into memory. ``skip`` passes
 over whole row groups without reading them. ``number`` is the 1-based row number.
+
+:meth:`ParquetFormat.batches` (the columnar path) gives the same rows as Arrow
+batches: the value a ``struct`` column of the file's columns, cast as the table says
+(dictionaries decoded, float16 widened, nanoseconds truncated), the key a column too.
+A file with a ``uint64`` column anywhere (whose values must each be checked against
+INT64) is read record by record instead.
 """
 
 from __future__ import annotations
@@ -34,16 +40,18 @@ from __future__ import annotations
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from omconnect.data import logical
 from omconnect.data.builder import SchemaBuilder
-from omconnect.data.schema import Schema, Type
+from omconnect.data.schema import STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import DataError
 from omconnect.module_aliases import renamed
 from omconnect.plugins import require
 from omconnect.source_base.formats.base import (
+    KeySource,
+    ParsedBatch,
     ParsedRecord,
     RecordFormat,
     failed,
@@ -284,9 +292,27 @@ class ParquetFormat(RecordFormat):
             if spooled is not None:
                 spooled.close()
 
-    def _rows(self, pq: Any, source: IO[bytes], object_name: str,
-              skip: int) -> Iterator[ParsedRecord]:
-        number = 1
+    reads_columns = True
+
+    def _read_batches(self, stream: IO[bytes], object_name: str,
+                      skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
+        pq = self._pq
+        spooled: IO[bytes] | None = None
+        try:
+            source: IO[bytes] = stream
+            if not _seekable(stream):
+                spooled = source = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+                shutil.copyfileobj(stream, spooled, 1 << 20)
+                spooled.seek(0)
+            yield from self._column_batches(pq, source, object_name, skip)
+        finally:
+            if spooled is not None:
+                spooled.close()
+
+    def _open(self, pq: Any, source: IO[bytes], object_name: str) -> _Opened | ParsedRecord:
+        """The file's reader and what its rows become, or the error item of a file that
+        cannot be read.
+        """
         try:
             parquet_file = pq.ParquetFile(source)
             arrow_schema = parquet_file.schema_arrow
@@ -299,14 +325,19 @@ class ParquetFormat(RecordFormat):
                 columns.append(_Column(field.name, target, convert))
             row_schema = builder.build()
             key_at = self.struct_key_index(row_schema, object_name)
-            metadata = parquet_file.metadata
         except DataError as exc:
-            yield failed(number, self.error(exc.message, object_name, number))
-            return
+            return failed(1, self.error(exc.message, object_name, 1))
         except Exception as exc:  # pyarrow raises ArrowInvalid, OSError...
-            yield failed(number, self.error(f"not a Parquet file: {exc}", object_name, number))
-            return
-        first_group = 0
+            return failed(1, self.error(f"not a Parquet file: {exc}", object_name, 1))
+        return _Opened(parquet_file, arrow_schema, row_schema, columns, key_at)
+
+    @staticmethod
+    def _skip_groups(opened: _Opened, skip: int) -> tuple[list[int], int, int]:
+        """The row groups to read after ``skip`` rows, the rows still to skip in the
+        first of them, and the number of its first row.
+        """
+        metadata = opened.parquet_file.metadata
+        number, first_group = 1, 0
         while first_group < metadata.num_row_groups:
             rows = metadata.row_group(first_group).num_rows
             if skip < rows:
@@ -314,7 +345,69 @@ class ParquetFormat(RecordFormat):
             skip -= rows
             number += rows
             first_group += 1
-        groups = list(range(first_group, metadata.num_row_groups))
+        return list(range(first_group, metadata.num_row_groups)), skip, number
+
+    def _column_batches(self, pq: Any, source: IO[bytes], object_name: str,
+                        skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
+        opened = self._open(pq, source, object_name)
+        if isinstance(opened, ParsedRecord):
+            yield opened
+            return
+        if any(_has_uint64(field.type) for field in opened.arrow_schema):
+            yield from self._rows(pq, source, object_name, skip, opened)
+            return
+        groups, skip, number = self._skip_groups(opened, skip)
+        if not groups:
+            return
+        pa = _pyarrow()
+        columns = opened.columns
+        fields = [pa.field(field.name, column.target or field.type, field.nullable)
+                  for field, column in zip(opened.arrow_schema, columns, strict=True)]
+        key_at = opened.key_at
+        key_schema = STRING_SCHEMA if self.key_source is KeySource.OBJECT else \
+            key_at[1] if key_at is not None else None
+        try:
+            for batch in opened.parquet_file.iter_batches(batch_size=self.batch_size,
+                                                          row_groups=groups):
+                if skip:
+                    if skip >= batch.num_rows:
+                        skip -= batch.num_rows
+                        number += batch.num_rows
+                        continue
+                    batch = batch.slice(skip)
+                    number += skip
+                    skip = 0
+                arrays = [batch.column(i) if column.target is None
+                          else batch.column(i).cast(column.target, safe=False)
+                          for i, column in enumerate(columns)]
+                value = pa.StructArray.from_arrays(arrays, fields=fields)
+                if key_at is not None:
+                    rows = pa.RecordBatch.from_arrays([arrays[key_at[0]], value],
+                                                      names=["key", "value"])
+                elif self.key_source is KeySource.OBJECT:
+                    rows = pa.RecordBatch.from_arrays(
+                        [pa.repeat(pa.scalar(object_name, pa.string()), len(value)), value],
+                        names=["key", "value"])
+                else:
+                    rows = pa.RecordBatch.from_arrays([value], names=["value"])
+                yield ParsedBatch(number, rows, key_schema, opened.row_schema)
+                number += len(value)
+        except Exception as exc:
+            yield failed(number, self.error(
+                f"corrupt Parquet data: {type(exc).__name__}: {exc}", object_name, number))
+
+    def _rows(self, pq: Any, source: IO[bytes], object_name: str, skip: int,
+              opened: _Opened | None = None) -> Iterator[ParsedRecord]:
+        if opened is None:
+            either = self._open(pq, source, object_name)
+            if isinstance(either, ParsedRecord):
+                yield either
+                return
+            opened = either
+        parquet_file, row_schema, columns = \
+            opened.parquet_file, opened.row_schema, opened.columns
+        key_at = opened.key_at
+        groups, skip, number = self._skip_groups(opened, skip)
         if not groups:
             return
         key = self.object_key(object_name)
@@ -351,6 +444,32 @@ class ParquetFormat(RecordFormat):
         except Exception as exc:
             yield failed(number, self.error(
                 f"corrupt Parquet data: {type(exc).__name__}: {exc}", object_name, number))
+
+
+class _Opened(NamedTuple):
+    """A Parquet file opened for reading, and what its rows become."""
+
+    parquet_file: Any
+    arrow_schema: Any
+    row_schema: Schema
+    columns: list[_Column]
+    key_at: tuple[int, Schema] | None
+
+
+def _has_uint64(data_type: Any) -> bool:
+    """Whether a ``uint64`` is anywhere in ``data_type`` (nested types included)."""
+    pa = _pyarrow()
+    types = pa.types
+    if types.is_uint64(data_type):
+        return True
+    if types.is_dictionary(data_type):
+        return _has_uint64(data_type.value_type)
+    if types.is_map(data_type):
+        return _has_uint64(data_type.key_type) or _has_uint64(data_type.item_type)
+    if types.is_struct(data_type):
+        return any(_has_uint64(data_type.field(i).type) for i in range(data_type.num_fields))
+    value_field = getattr(data_type, "value_field", None)  # the list kinds
+    return value_field is not None and _has_uint64(value_field.type)
 
 
 def _seekable(stream: IO[bytes]) -> bool:
