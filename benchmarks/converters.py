@@ -10,7 +10,10 @@ runtime hands them over:
 Then the JSON converter's string column form (the columnar path's source side): N strings
 of 100 characters with a required string schema, through ``from_connect_batch`` and
 through ``serialize_column`` on Arrow columns of 1,000, schemas enabled, and their bytes
-back through ``to_connect_batch`` and ``deserialize_column``.
+back through ``to_connect_batch`` and ``deserialize_column``. And its struct column form:
+the ``small`` shape's N rows as Arrow ``struct`` columns of 1,000 through
+``serialize_column``, schemas enabled and disabled, against ``from_connect_batch`` of
+the same rows.
 
 Each figure is the best of ``--repeat`` runs, in records per second of wall clock and per
 second of the process's CPU time (steadier when the machine is shared). The last line is
@@ -166,7 +169,44 @@ def main() -> None:
                   f"{result['bytes_per_record']:>7.0f}")
             sys.stdout.flush()
     figures.update(measure_string_column(args.records, args.repeat))
+    figures.update(measure_struct_column(args.records, args.repeat))
     print(json.dumps(figures))
+
+
+def measure_struct_column(records: int, repeat: int) -> dict[str, float]:
+    """The ``small`` rows through the JSON converter: per record, and as struct columns."""
+    import pyarrow as pa
+
+    figures: dict[str, float] = {}
+    values = [small(i) for i in range(records)]
+    arrow = pa.struct([pa.field("id", pa.int64(), False), pa.field("name", pa.string(), False),
+                       pa.field("amount", pa.float64(), False),
+                       pa.field("active", pa.bool_(), False), ("note", pa.string())])
+    columns = [pa.array([v.to_dict() for v in values[i:i + BATCH]], arrow)
+               for i in range(0, records, BATCH)]
+    for schemas in (True, False):
+        json_converter = JsonConverter()
+        json_converter.configure({"schemas.enable": schemas}, is_key=False)
+        items = [(SMALL, v) for v in values]
+
+        def per_record(converter: JsonConverter = json_converter,
+                       items: list[Any] = items) -> list[bytes | None]:
+            return [b for i in range(0, records, BATCH)
+                    for b in converter.from_connect_batch("bench", items[i:i + BATCH])]
+
+        def per_column(converter: JsonConverter = json_converter) -> list[Any]:
+            return [converter.serialize_column("bench", column, SMALL) for column in columns]
+
+        record_wall, record_cpu, expected = best_rate(records, repeat, per_record)
+        column_wall, column_cpu, got = best_rate(records, repeat, per_column)
+        assert [b for column in got for b in column.to_pylist()] == expected
+        name = "json" if schemas else "json_schemaless"
+        print(f"{name + ' struct':<17} {'record':<8}{record_wall:>14,.0f} ({record_cpu:,.0f})")
+        print(f"{name + ' struct':<17} {'column':<8}{column_wall:>14,.0f} ({column_cpu:,.0f})")
+        figures[f"{name}_struct_records_to_bytes_per_s"] = round(record_wall, 1)
+        figures[f"{name}_struct_column_to_bytes_per_s"] = round(column_wall, 1)
+        figures[f"{name}_struct_column_to_bytes_per_cpu_s"] = round(column_cpu, 1)
+    return figures
 
 
 def measure_string_column(records: int, repeat: int) -> dict[str, float]:

@@ -283,11 +283,19 @@ class JsonConverter(Converter, HeaderConverter):
     def serialize_column(self, topic: str, column: Any,
                          schema: Schema | None = None) -> Any:
         """A ``string`` column's JSON at once (:mod:`~omconnect.converters.json_columns`)
-        when ``schema`` is ``None`` or a string schema and no item needs escapes; the same
-        bytes :meth:`from_connect` gives each item. ``None`` (record by record) otherwise,
-        and for null items of a required schema or one with a default (the error, or the
+        when ``schema`` is ``None`` or a string schema and no item needs escapes, or a
+        ``struct`` column's when its schema has flat fields only; the same bytes
+        :meth:`from_connect` gives each item. ``None`` (record by record) otherwise, and
+        for null items of a required schema or one with a default (the error, or the
         default written instead, is per record).
         """
+        if schema is not None and schema.type is Type.STRUCT:
+            from omconnect.converters.json_columns import json_struct_column
+
+            writer = self._writer(schema)
+            if writer.exact:
+                return None
+            return json_struct_column(column, schema, writer.head, writer.tail)
         if schema is not None and (schema.type is not Type.STRING or schema.name or (
                 column.null_count and (not schema.optional or schema.default is not None))):
             return None  # a null's bytes come from the schema's rules: per record

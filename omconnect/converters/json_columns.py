@@ -11,10 +11,21 @@ or one of the known envelope heads, a quote, a string without ``"``, ``\`` or co
 characters, a quote and the tail, the strings are sliced out in Arrow. Otherwise, or for
 other column types, the converter has no column form for the batch and the runtime
 converts it record by record.
+
+A ``struct`` column of flat fields (integers, booleans, floats, strings; no logical
+type, no default) is written the same way: each field's JSON text as a column (integers
+and booleans by Arrow casts, strings between quotes with ``\`` and ``"`` escaped in
+Arrow, floats by Python's ``repr``, the one step with an object per value, since Arrow's
+shortest form writes ``1`` and ``1e+15`` where JSON from Python writes ``1.0`` and
+``1000000000000000.0``), joined with the field names in Arrow. A column whose Arrow
+types do not vouch for its schema (:func:`~omconnect.columnar.typed_values.column_fits`),
+a null row, a string with a control character or a float that is not finite (no JSON
+form: the per-record path names the error) leaves the batch to the records.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
 from omconnect.plugins import require
@@ -24,9 +35,15 @@ require("pyarrow", plugin="the columnar path", extra="columnar")
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
-__all__ = ["json_string_column", "json_string_values"]
+from omconnect.columnar.typed_values import column_fits  # noqa: E402
+from omconnect.data.schema import Schema, Type  # noqa: E402
+
+__all__ = ["json_string_column", "json_string_values", "json_struct_column"]
 
 _NEEDS_ESCAPE = '["\\\\\\x00-\\x1f]'
+_CONTROL = "[\\x00-\\x1f]"
+_FLAT = frozenset((Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.BOOLEAN,
+                   Type.FLOAT32, Type.FLOAT64, Type.STRING))
 
 
 def json_string_column(column: pa.Array, head: str, tail: str,
@@ -90,3 +107,54 @@ def json_string_values(column: pa.Array, heads: Sequence[str], tail: str,
     if pc.any(pc.match_substring_regex(strings, _NEEDS_ESCAPE)).as_py():
         return None  # escapes, or a quote that ends the string early: per record
     return strings
+
+
+def json_struct_column(column: pa.Array, schema: Schema, head: str,
+                       tail: str) -> pa.Array | None:
+    """``head + JSON object + tail`` of each row of a ``struct`` ``column`` of ``schema``
+    (flat fields only; see the module docstring), as ``binary``: the bytes the per-record
+    writer gives each row. ``None`` when the column has no such form.
+    """
+    if schema.type is not Type.STRUCT or column.null_count or \
+            not pa.types.is_struct(column.type):
+        return None
+    fields = schema.fields
+    if any(f.schema.name or f.schema.type not in _FLAT or f.schema.default is not None
+           for f in fields) or not column_fits(column, schema):
+        return None
+    parts: list[pa.Array | str] = []
+    literal = head + "{"
+    for index, (field, child) in enumerate(zip(fields, column.flatten(), strict=True)):
+        text = _field_text(child, field.schema.type)
+        if text is None:
+            return None
+        literal += ("," if index else "") + json.dumps(field.name, ensure_ascii=False) + ":"
+        parts += [literal, text]
+        literal = ""
+    parts.append(literal + "}" + tail)
+    joined = pc.binary_join_element_wise(*parts, "")
+    return joined.cast(pa.binary())
+
+
+def _field_text(child: pa.Array, kind: Type) -> pa.Array | None:
+    """One field's JSON text per row (``null`` for a null), or ``None``: no form."""
+    if kind is Type.STRING:
+        if not pa.types.is_string(child.type):
+            child = child.cast(pa.string())
+        if len(child) and pc.any(pc.match_substring_regex(child, _CONTROL)).as_py():
+            return None
+        escaped = pc.replace_substring(pc.replace_substring(child, "\\", "\\\\"),
+                                       '"', '\\"')
+        text = pc.binary_join_element_wise('"', escaped, '"', "")
+    elif kind is Type.BOOLEAN:
+        text = pc.if_else(child, "true", "false")
+    elif kind in (Type.FLOAT32, Type.FLOAT64):
+        if pc.any(pc.invert(pc.is_finite(child))).as_py():  # (null when all are null)
+            return None
+        text = pa.array(list(map(float.__repr__, child.fill_null(0.0).to_pylist())),
+                        pa.string())
+    else:
+        text = child.cast(pa.string())
+    if child.null_count:
+        text = pc.if_else(child.is_null(), "null", text)
+    return text

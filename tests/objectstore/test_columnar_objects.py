@@ -1,11 +1,13 @@
 """The object-store source on the columnar path: Parquet objects handed over as Arrow
 batches (``poll_batch``) give the records ``poll`` gives, with each batch's offset the
 last of its records'; formats without a column reader, and per-record headers, come as
-records between the batches; through a worker both paths write the same topic.
+records between the batches; through a worker both paths write the same topic, flat rows
+as columns all the way through the JSON converter.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from pathlib import Path
 from typing import Any
@@ -25,12 +27,15 @@ from omconnect.transport.memory import MemoryTransport  # noqa: E402
 ROWS = 250
 
 
-def _write(directory: Path, objects: int = 2) -> None:
+def _write(directory: Path, objects: int = 2, dates: bool = False) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for n in range(objects):
-        table = pa.table({"id": pa.array(range(n * ROWS, (n + 1) * ROWS), pa.int64()),
-                          "city": pa.array([f"c{i % 7}" for i in range(ROWS)]),
-                          "score": pa.array([i / 8 for i in range(ROWS)], pa.float64())})
+        columns = {"id": pa.array(range(n * ROWS, (n + 1) * ROWS), pa.int64()),
+                   "city": pa.array([f"c{i % 7}" for i in range(ROWS)]),
+                   "score": pa.array([i / 8 for i in range(ROWS)], pa.float64())}
+        if dates:
+            columns["day"] = pa.array([dt.date(2024, 1, 1 + i % 28) for i in range(ROWS)])
+        table = pa.table(columns)
         pq.write_table(table, directory / f"part-{n}.parquet", row_group_size=100)
 
 
@@ -134,12 +139,15 @@ def _run(tmp_path: Path, columnar: bool) -> tuple[list[tuple[bytes, bytes]], Any
         MemoryTransport.reset(namespace)
 
 
-def test_through_a_worker_both_paths_write_the_same_topic(tmp_path):
-    _write(tmp_path / "in")
+@pytest.mark.parametrize("dates", [False, True], ids=["flat", "with-a-date"])
+def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, dates):
+    _write(tmp_path / "in", dates=dates)
     columnar, batch_metrics = _run(tmp_path, columnar=True)
     per_record, record_metrics = _run(tmp_path, columnar=False)
     assert len(columnar) == 2 * ROWS
     assert columnar == per_record
-    # JSON has no column form for struct values: the batches' rows go per record
-    assert batch_metrics.columnar_fallback == 2 * ROWS
-    assert record_metrics.columnar_fallback == 0
+    assert record_metrics.columnar == record_metrics.columnar_fallback == 0
+    if dates:  # JSON writes flat rows only as columns: a date takes rows per record
+        assert batch_metrics.columnar_fallback == 2 * ROWS
+    else:  # JSON's struct column form: no record from the file to the transport
+        assert batch_metrics.columnar == 2 * ROWS and batch_metrics.columnar_fallback == 0
