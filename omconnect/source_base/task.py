@@ -385,27 +385,25 @@ class IteratorBatchSourceTask(IteratorSourceTask[C]):
 
     def poll(self) -> list[SourceRecord] | None:
         """A batch of records (the per-record path; see the module docstring)."""
-        records = super().poll()
-        if records:
-            handed_over = self.offset_manager.handed_over
-            last = None
-            for record in records:
-                if record.source_partition is not last:
-                    last = record.source_partition
-                    handed_over(last)
-        return records
+        return self._hand_over(super().poll())
 
     def poll_batch(self) -> list[Any] | None:
         """The iterator's batches and records, in order, up to ``max.poll.records`` rows
         (or ``None``); see the module docstring for the rules.
         """
         self._set_columnar()
-        items = self._poll_items()
-        if items:
-            handed_over = self.offset_manager.handed_over
-            last = None
-            for item in items:
-                if item.source_partition is not last:
-                    last = item.source_partition
-                    handed_over(last)
-        return items or None
+        return self._hand_over(self._poll_items())
+
+    def _hand_over(self, items: list[Any] | None) -> list[Any] | None:
+        """``items`` (or ``None`` for none), once the offset manager knows the source
+        partitions they carry.
+        """
+        if not items:
+            return None
+        handed_over = self.offset_manager.handed_over
+        last = None
+        for item in items:
+            if item.source_partition is not last:
+                last = item.source_partition
+                handed_over(last)
+        return items

@@ -37,6 +37,7 @@ INT64) is read record by record instead.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -279,35 +280,15 @@ class ParquetFormat(RecordFormat):
         self._pq = require("pyarrow.parquet", plugin="parquet format", extra="parquet")
 
     def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
-        pq = self._pq
-        spooled: IO[bytes] | None = None
-        try:
-            source: IO[bytes] = stream
-            if not _seekable(stream):
-                spooled = source = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
-                shutil.copyfileobj(stream, spooled, 1 << 20)
-                spooled.seek(0)
-            yield from self._rows(pq, source, object_name, skip)
-        finally:
-            if spooled is not None:
-                spooled.close()
+        with _seekable_source(stream) as source:
+            yield from self._rows(self._pq, source, object_name, skip)
 
     reads_columns = True
 
     def _read_batches(self, stream: IO[bytes], object_name: str,
                       skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
-        pq = self._pq
-        spooled: IO[bytes] | None = None
-        try:
-            source: IO[bytes] = stream
-            if not _seekable(stream):
-                spooled = source = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
-                shutil.copyfileobj(stream, spooled, 1 << 20)
-                spooled.seek(0)
-            yield from self._column_batches(pq, source, object_name, skip)
-        finally:
-            if spooled is not None:
-                spooled.close()
+        with _seekable_source(stream) as source:
+            yield from self._column_batches(self._pq, source, object_name, skip)
 
     def _open(self, pq: Any, source: IO[bytes], object_name: str) -> _Opened | ParsedRecord:
         """The file's reader and what its rows become, or the error item of a file that
@@ -331,10 +312,9 @@ class ParquetFormat(RecordFormat):
             return failed(1, self.error(f"not a Parquet file: {exc}", object_name, 1))
         return _Opened(parquet_file, arrow_schema, row_schema, columns, key_at)
 
-    @staticmethod
-    def _skip_groups(opened: _Opened, skip: int) -> tuple[list[int], int, int]:
-        """The row groups to read after ``skip`` rows, the rows still to skip in the
-        first of them, and the number of its first row.
+    def _batches_after(self, opened: _Opened, skip: int) -> Iterator[tuple[int, Any]]:
+        """The file's Arrow batches after ``skip`` rows (whole row groups passed over
+        unread), each with the number of its first row.
         """
         metadata = opened.parquet_file.metadata
         number, first_group = 1, 0
@@ -345,7 +325,21 @@ class ParquetFormat(RecordFormat):
             skip -= rows
             number += rows
             first_group += 1
-        return list(range(first_group, metadata.num_row_groups)), skip, number
+        groups = list(range(first_group, metadata.num_row_groups))
+        if not groups:
+            return
+        for batch in opened.parquet_file.iter_batches(batch_size=self.batch_size,
+                                                      row_groups=groups):
+            if skip:
+                if skip >= batch.num_rows:
+                    skip -= batch.num_rows
+                    number += batch.num_rows
+                    continue
+                batch = batch.slice(skip)
+                number += skip
+                skip = 0
+            yield number, batch
+            number += batch.num_rows
 
     def _column_batches(self, pq: Any, source: IO[bytes], object_name: str,
                         skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
@@ -356,9 +350,6 @@ class ParquetFormat(RecordFormat):
         if any(_has_uint64(field.type) for field in opened.arrow_schema):
             yield from self._rows(pq, source, object_name, skip, opened)
             return
-        groups, skip, number = self._skip_groups(opened, skip)
-        if not groups:
-            return
         pa = _pyarrow()
         columns = opened.columns
         fields = [pa.field(field.name, column.target or field.type, field.nullable)
@@ -366,17 +357,9 @@ class ParquetFormat(RecordFormat):
         key_at = opened.key_at
         key_schema = STRING_SCHEMA if self.key_source is KeySource.OBJECT else \
             key_at[1] if key_at is not None else None
+        number = skip + 1
         try:
-            for batch in opened.parquet_file.iter_batches(batch_size=self.batch_size,
-                                                          row_groups=groups):
-                if skip:
-                    if skip >= batch.num_rows:
-                        skip -= batch.num_rows
-                        number += batch.num_rows
-                        continue
-                    batch = batch.slice(skip)
-                    number += skip
-                    skip = 0
+            for number, batch in self._batches_after(opened, skip):
                 arrays = [batch.column(i) if column.target is None
                           else batch.column(i).cast(column.target, safe=False)
                           for i, column in enumerate(columns)]
@@ -404,25 +387,12 @@ class ParquetFormat(RecordFormat):
                 yield either
                 return
             opened = either
-        parquet_file, row_schema, columns = \
-            opened.parquet_file, opened.row_schema, opened.columns
-        key_at = opened.key_at
-        groups, skip, number = self._skip_groups(opened, skip)
-        if not groups:
-            return
+        row_schema, columns, key_at = opened.row_schema, opened.columns, opened.key_at
         key = self.object_key(object_name)
         from_values = Struct.from_values
+        number = skip + 1
         try:
-            for batch in parquet_file.iter_batches(batch_size=self.batch_size,
-                                                   row_groups=groups):
-                if skip:
-                    if skip >= batch.num_rows:
-                        skip -= batch.num_rows
-                        number += batch.num_rows
-                        continue
-                    batch = batch.slice(skip)
-                    number += skip
-                    skip = 0
+            for number, batch in self._batches_after(opened, skip):
                 bad: _BadValue | None = None
                 try:
                     values = [column.values(batch.column(i)) for i, column in enumerate(columns)]
@@ -470,6 +440,20 @@ def _has_uint64(data_type: Any) -> bool:
         return any(_has_uint64(data_type.field(i).type) for i in range(data_type.num_fields))
     value_field = getattr(data_type, "value_field", None)  # the list kinds
     return value_field is not None and _has_uint64(value_field.type)
+
+
+@contextlib.contextmanager
+def _seekable_source(stream: IO[bytes]) -> Iterator[IO[bytes]]:
+    """``stream``, or a temporary file holding its bytes when it cannot seek (a Parquet
+    footer is read first), closed afterwards.
+    """
+    if _seekable(stream):
+        yield stream
+        return
+    with tempfile.TemporaryFile() as spooled:
+        shutil.copyfileobj(stream, spooled, 1 << 20)
+        spooled.seek(0)
+        yield spooled
 
 
 def _seekable(stream: IO[bytes]) -> bool:
