@@ -32,7 +32,8 @@ from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 from omconnect.records import SinkRecord, SourceRecord, build_source_record
 
-__all__ = ["connect_value", "millis", "sink_records_to_batch", "source_batch_to_records"]
+__all__ = ["connect_value", "millis", "records_of", "sink_records_to_batch",
+           "source_batch_to_records"]
 
 HeaderSerializer = Callable[[str, str, Schema | None, Any], bytes | None]
 """``(topic, header key, schema, value) -> bytes``: a header converter's serialiser."""
@@ -102,6 +103,19 @@ def source_batch_to_records(batch: SourceBatch) -> list[SourceRecord]:
                     repeat(batch.value_schema, rows),
                     _values(column(VALUE), batch.value_schema, rows), timestamps, headers,
                     repeat(batch.source_partition, rows), repeat(batch.source_offset, rows)))
+
+
+def records_of(items: Sequence[SourceBatch | SourceRecord]) -> list[SourceRecord]:
+    """What ``poll_batch`` returns (batches, and records between them) as records, in
+    order: each batch's rows by :func:`source_batch_to_records`, each record as it is.
+    """
+    records: list[SourceRecord] = []
+    for item in items:
+        if isinstance(item, SourceRecord):
+            records.append(item)
+        else:
+            records += source_batch_to_records(item)
+    return records
 
 
 def _python(value: Any) -> Any:

@@ -97,16 +97,9 @@ class BatchSourceTask(SourceTask):
 
     def poll(self) -> Sequence[SourceRecord] | None:
         """:meth:`poll_batch`'s rows as records, in order (for the per-record path)."""
-        from omconnect.columnar.records import source_batch_to_records
-        from omconnect.records import SourceRecord
+        from omconnect.columnar.records import records_of
 
-        records: list[SourceRecord] = []
-        for item in batches_of(self.poll_batch()):
-            if isinstance(item, SourceRecord):
-                records.append(item)
-            else:
-                records += source_batch_to_records(item)
-        return records or None
+        return records_of(batches_of(self.poll_batch())) or None
 
 
 class BatchSinkTask(SinkTask):

@@ -60,9 +60,6 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from omconnect.connector.task import SourceTask
 from omconnect.errors import IllegalStateError
 from omconnect.records import RecordMetadata, SourceRecord
-
-if TYPE_CHECKING:
-    from omconnect.columnar import SourceBatch
 from omconnect.source_base.backoff import (
     MAX_IDLE_DELAY,
     SYSTEM_CLOCK,
@@ -72,6 +69,9 @@ from omconnect.source_base.backoff import (
 )
 from omconnect.source_base.config import SourceCommonConfig
 from omconnect.source_base.offset_manager import OffsetManager
+
+if TYPE_CHECKING:
+    from omconnect.columnar import SourceBatch
 
 __all__ = ["CLOSE_TIMEOUT", "IteratorBatchSourceTask", "IteratorSourceTask"]
 
@@ -203,15 +203,9 @@ class IteratorSourceTask(SourceTask, Generic[C]):
             return None
         if not self.__rows_in_batches:
             return items
-        from omconnect.columnar.records import source_batch_to_records
+        from omconnect.columnar.records import records_of
 
-        records: list[SourceRecord] = []
-        for item in items:
-            if isinstance(item, SourceRecord):
-                records.append(item)
-            else:
-                records += source_batch_to_records(item)
-        return records
+        return records_of(items)
 
     def _poll_items(self) -> list[Any] | None:
         """What the iterator yields until the poll rules say stop (records and batches)."""
