@@ -18,6 +18,10 @@ driver, on fresh topics:
 * **omconnect**: :class:`~omconnect_kafka.KafkaTransport` with the same driver: ``send``
   of batches of ``--batch`` messages (built inside the timed loop), waiting for every
   batch's future; then ``poll`` of ``--batch`` and ``commit`` after each.
+* **columnar**: the same transport's columnar calls: ``send_batch`` of Arrow batches of
+  ``--batch`` rows (built inside the timed loop from the keys and values), then
+  ``poll_batch`` and ``commit`` of each partition's last offset read from the batch's
+  columns.
 
 Records are ``--size`` bytes with one of 1000 keys. The produce clock stops when the last
 acknowledgement arrived; the consume clock starts at the first record received (group
@@ -200,6 +204,50 @@ def omconnect(bootstrap: str, topic: str, driver: str, args: argparse.Namespace)
     return produced, consumed
 
 
+def omconnect_columnar(bootstrap: str, topic: str, driver: str, args: argparse.Namespace
+                       ) -> Result:
+    """The omconnect transport's columnar calls (``send_batch``, ``poll_batch``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    transport = KafkaTransport({"bootstrap.servers": bootstrap, "client.driver": driver,
+                                **{f"consumer.{k}": v for k, v in GROUP_OPTIONS.items()}})
+    payload = b"x" * args.size
+    keys = [f"k{i}".encode() for i in range(1000)]
+    producer = transport.producer()
+    futures = []
+    clock = Clock()
+    clock.start()
+    for start in range(0, args.records, args.batch):
+        count = min(args.batch, args.records - start)
+        batch = pa.RecordBatch.from_arrays(
+            [pa.array([keys[(start + i) % 1000] for i in range(count)], pa.binary()),
+             pa.array([payload] * count, pa.binary())], names=["key", "value"])
+        futures.append(producer.send_batch(topic, batch))
+    for future in futures:
+        future.result()
+    produced = clock.stop(args.records)
+    producer.close()
+    consumer = transport.consumer(f"omc-col-{topic}")
+    consumer.subscribe([topic])
+    received = 0
+    while received < args.records:
+        polled = consumer.poll_batch(args.batch, 1.0)
+        if polled.num_rows:
+            if not received:
+                clock.start()
+            received += polled.num_rows
+            partitions = polled.column("partition")
+            offsets = polled.column("offset")
+            consumer.commit({
+                TopicPartition(topic, p): pc.max(offsets.filter(pc.equal(partitions, p)))
+                .as_py() + 1 for p in pc.unique(partitions).to_pylist()})
+    consumed = clock.stop(args.records)
+    consumer.close()
+    transport.close()
+    return produced, consumed
+
+
 RAW = {"kafka-python": raw_kafka_python, "confluent": raw_confluent}
 
 
@@ -232,14 +280,21 @@ def main() -> None:
         for driver in args.drivers.split(","):
             raws: list[Result] = []
             omcs: list[Result] = []
+            columnars: list[Result] = []
             for _ in range(args.repeat):
                 raws.append(RAW[driver](bootstrap, fresh_topic(bootstrap, args.partitions),
                                         args))
                 omcs.append(omconnect(bootstrap, fresh_topic(bootstrap, args.partitions),
                                       driver, args))
+                columnars.append(omconnect_columnar(
+                    bootstrap, fresh_topic(bootstrap, args.partitions), driver, args))
             row: dict[str, Any] = {}
             for way, name in ((0, "produce"), (1, "consume")):
                 (raw_rate, raw_cpu), (omc_rate, omc_cpu) = best(raws, way), best(omcs, way)
+                col_rate, col_cpu = best(columnars, way)
+                row[f"columnar_{name}_per_s"] = round(col_rate)
+                row[f"columnar_{name}_ratio"] = round(col_rate / raw_rate, 3)
+                row[f"columnar_{name}_cpu_us"] = round(col_cpu, 2)
                 row[f"raw_{name}_per_s"] = round(raw_rate)
                 row[f"omconnect_{name}_per_s"] = round(omc_rate)
                 row[f"{name}_ratio"] = round(omc_rate / raw_rate, 3)
@@ -247,7 +302,8 @@ def main() -> None:
                 row[f"omconnect_{name}_cpu_us"] = round(omc_cpu, 2)
                 print(f"{driver:>12} {name}: raw {raw_rate:>9,.0f}/s ({raw_cpu:5.1f} us CPU)  "
                       f"omconnect {omc_rate:>9,.0f}/s ({omc_cpu:5.1f} us CPU)  "
-                      f"ratio {omc_rate / raw_rate:.2f}", flush=True)
+                      f"ratio {omc_rate / raw_rate:.2f}  columnar {col_rate:>9,.0f}/s "
+                      f"({col_cpu:5.1f} us CPU) ratio {col_rate / raw_rate:.2f}", flush=True)
             figures[driver] = row
     finally:
         if broker is not None:

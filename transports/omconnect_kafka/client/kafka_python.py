@@ -3,7 +3,10 @@
 Producer: one ``KafkaProducer.send`` per message; the per-record futures report to the
 batch's :class:`~omconnect_kafka.client.base.BatchAck` through one callback each (no
 thread per record). Keys are placed by :class:`~omconnect_kafka.partitioner.
-KeyPartitioner` (Kafka's default partitioner).
+KeyPartitioner` (Kafka's default partitioner). An Arrow batch (``send_batch``) goes
+row by row from its columns to ``send``, and a poll's records become columns
+(``poll_batch``), with no ``Message`` per record: kafka-python's own objects per
+record are all that is left.
 
 Consumer: ``KafkaConsumer`` with auto-commit off. kafka-python 3 runs group
 coordination on its own IO thread and calls rebalance listeners there, where a blocking
@@ -37,6 +40,7 @@ from omconnect_kafka.client.base import (
     AdminClient,
     BatchAck,
     ClientSettings,
+    ColumnAck,
     ConsumerClient,
     Driver,
     ProducerClient,
@@ -52,6 +56,7 @@ _VALUE = operator.attrgetter("value")
 _HEADERS = operator.attrgetter("headers")
 _TIMESTAMP = operator.attrgetter("timestamp")
 _OFFSET = operator.attrgetter("offset")
+_PARTITION = operator.attrgetter("partition")
 
 _SECURITY = {
     "security.protocol": "security_protocol",
@@ -247,6 +252,42 @@ class KafkaPythonProducer(ProducerClient):
             future.add_callback(partial(report, index, None))
             future.add_errback(partial(failed, index))
 
+    sends_columns = True
+
+    def send_columns(self, topic: str, keys: list[bytes | None], values: list[bytes | None],
+                     timestamps: list[int | None] | None, ack: ColumnAck) -> None:
+        """One ``KafkaProducer.send`` per row, straight from the columns; its future
+        reports to ``ack`` as :meth:`send`'s do.
+        """
+        send = self._producer.send
+        partial = functools.partial
+        report, failed = ack.report, ack.failed
+        stamps: Iterable[int | None] = itertools.repeat(None) if timestamps is None \
+            else timestamps
+        for index, key, value, timestamp in zip(itertools.count(), keys, values, stamps):
+            try:
+                future = send(topic, value, key, None, None, timestamp)
+            except Exception as exc:
+                ack.abandon(index, exc)
+                return
+            future.add_callback(partial(report, index, None))
+            future.add_errback(partial(failed, index))
+
+    def whole_acknowledgement(self, topic: str, reports: list[Any]) -> Any:
+        """Partitions, offsets and timestamps of every row (kafka-python's
+        RecordMetadata), as Arrow arrays.
+        """
+        import pyarrow as pa
+
+        from omconnect.columnar.metadata import BatchMetadata
+
+        stamps = list(map(_TIMESTAMP, reports))
+        if None in stamps or min(stamps, default=0) < 0:
+            stamps = [None if t is None or t < 0 else t for t in stamps]
+        return BatchMetadata(topic, pa.array(list(map(_PARTITION, reports)), pa.int32()),
+                             pa.array(list(map(_OFFSET, reports)), pa.int64()),
+                             pa.array(stamps, pa.int64()))
+
     def acknowledgements(self, messages: Sequence[Message], reports: list[Any]
                          ) -> list[RecordMetadata]:
         """kafka-python's RecordMetadata (partition, offset, timestamp) as omconnect's."""
@@ -360,14 +401,59 @@ class KafkaPythonConsumer(ConsumerClient):
         """``KafkaConsumer.assign``."""
         self._consumer.assign([self._tp(tp) for tp in partitions])
 
-    def poll(self, max_records: int, timeout: float) -> list[Message]:
-        """``KafkaConsumer.poll``, records turned into messages."""
+    def _fetch(self, max_records: int, timeout: float) -> Any:
+        """``KafkaConsumer.poll``: its records per partition; a listener's error raised."""
         fetched = self._consumer.poll(timeout_ms=max(0, int(timeout * 1000)),
                                       max_records=max_records)
         bridge = self._bridge
         if bridge is not None and bridge.error is not None:
             error, bridge.error = bridge.error, None
             raise ListenerFailed(error)
+        return fetched
+
+    polls_columns = True
+
+    def poll_columns(self, max_records: int, timeout: float) -> Any:
+        """``KafkaConsumer.poll`` as a consumed Arrow batch: each field of kafka-python's
+        records read at C speed into a column, no ``Message`` per record; ``None`` when
+        nothing came.
+        """
+        fetched = self._fetch(max_records, timeout)
+        if not fetched:
+            return None
+        import pyarrow as pa
+
+        from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
+
+        records = [record for batch in fetched.values() for record in batch]
+        if not records:
+            return None
+        topics: list[str] = []
+        partitions: list[int] = []
+        for tp, batch in fetched.items():
+            topics += itertools.repeat(tp.topic, len(batch))
+            partitions += itertools.repeat(tp.partition, len(batch))
+        stamps = list(map(_TIMESTAMP, records))
+        if None in stamps or min(stamps) < 0:
+            stamps = [None if t is None or t < 0 else t for t in stamps]
+        if any(map(_HEADERS, records)):
+            headers = pa.array([[{"key": k, "value": v} for k, v in h] if h else None
+                                for h in map(_HEADERS, records)], WIRE_HEADERS_TYPE)
+        else:
+            headers = pa.nulls(len(records), WIRE_HEADERS_TYPE)
+        return pa.RecordBatch.from_arrays([
+            pa.array(topics, pa.string()),
+            pa.array(partitions, pa.int32()),
+            pa.array(list(map(_OFFSET, records)), pa.int64()),
+            pa.array(stamps, pa.int64()),
+            pa.array(list(map(_KEY, records)), pa.binary()),
+            pa.array(list(map(_VALUE, records)), pa.binary()),
+            headers,
+        ], schema=consumed_schema())
+
+    def poll(self, max_records: int, timeout: float) -> list[Message]:
+        """``KafkaConsumer.poll``, records turned into messages."""
+        fetched = self._fetch(max_records, timeout)
         messages: list[Message] = []
         for tp, records in fetched.items():
             # Field by field at C speed, messages made by the fast positional builder.
