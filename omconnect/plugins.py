@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import sys
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -235,9 +236,12 @@ def load(group: str, name: str, *, check: Callable[[Any], str | None] | None = N
     return obj
 
 
-def plugin_version(obj: Any) -> str:
-    """The version of a plugin: its ``version()``/``__version__`` if any, else the
-    version of the distribution that ships its module.
+def plugin_version(obj: Any, distribution: Any = None) -> str:
+    """The version of a plugin: its ``__version__`` (or ``VERSION``) string if any, else
+    its top-level package's ``__version__``, else the version of ``distribution`` (the
+    distribution whose entry point registered it: an ``EntryPoint.dist``), else of the
+    distribution that ships its module; ``"unknown"`` when none says. An editable install
+    lists no modules, so its plugins are found by the registering distribution.
     """
     for attr in ("__version__", "VERSION"):
         value = getattr(obj, attr, None)
@@ -245,9 +249,14 @@ def plugin_version(obj: Any) -> str:
             return value
     module = getattr(obj, "__module__", "") or ""
     top = module.split(".")[0]
-    for dist_name, packages in importlib.metadata.packages_distributions().items():
-        if dist_name == top:
-            return importlib.metadata.version(packages[0])
+    value = getattr(sys.modules.get(top), "__version__", None)
+    if isinstance(value, str):
+        return value
+    version = getattr(distribution, "version", None)
+    if isinstance(version, str) and version:
+        return version
+    for name in importlib.metadata.packages_distributions().get(top, ()):
+        return importlib.metadata.version(name)
     return "unknown"
 
 

@@ -56,14 +56,15 @@ def list_plugins(kinds: list[str] | None = None) -> list[PluginInfo]:
                     plugin_type = "sink"
             class_name = f"{getattr(obj, '__module__', '')}.{getattr(obj, '__qualname__', name)}"
             result.append(PluginInfo(kind=kind, name=name, class_name=class_name,
-                                     type=plugin_type, version=_version(obj)))
+                                     type=plugin_type,
+                                     version=_version(obj, getattr(entry_point, "dist", None))))
     return result
 
 
-def _version(obj: object) -> str:
+def _version(obj: object, distribution: object) -> str:
     if isinstance(obj, type) and issubclass(obj, SourceConnector | SinkConnector):
         try:
             return str(obj().version())
         except Exception:
             pass
-    return plugins.plugin_version(obj)
+    return plugins.plugin_version(obj, distribution)

@@ -248,3 +248,30 @@ def test_require_translates_only_import_errors() -> None:
     # Anything else a module raises at import is not about extras.
     with pytest.raises(ValueError, match="Empty module name"):
         plugins.require("", plugin="p", extra="e")
+
+
+def test_every_installed_plugin_lists_a_version_editable_installs_included() -> None:
+    # An editable install lists no modules of its distribution, so the version comes
+    # from the distribution whose entry point registered the plugin.
+    import omconnect
+    from omconnect.runtime.plugin_listing import list_plugins
+
+    listed = [p for p in list_plugins() if p.problem is None]
+    assert listed, "the built-in plugins are installed"
+    unknown = [f"{p.kind} {p.name}" for p in listed if p.version in (None, "unknown")]
+    assert not unknown, f"no version for {unknown}"
+    builtin = {p.name: p.version for p in listed if p.kind in ("transport", "converter")
+               and p.class_name.startswith(("omconnect.", "omconnect_kafka."))}
+    assert builtin["embedded"] == builtin["json"] == omconnect.__version__
+
+
+def test_a_plugin_without_a_version_of_its_own_takes_its_registering_distributions() -> None:
+    class Registered:
+        version = "2.3.4"
+
+    plain = type("Plain", (), {"__module__": "nowhere_installed.plugin"})
+    assert plugins.plugin_version(plain, Registered()) == "2.3.4"
+    assert plugins.plugin_version(plain) == "unknown"
+    versioned = type("Versioned", (), {"__module__": "nowhere_installed.plugin",
+                                       "__version__": "9.9"})
+    assert plugins.plugin_version(versioned, Registered()) == "9.9"
