@@ -36,7 +36,9 @@ __all__ = [
     "KEY_PROPERTY",
     "RESERVED_PREFIX",
     "decode",
+    "decode_fields",
     "decode_headers",
+    "encode_fields",
     "encode_headers",
     "encode_into",
 ]
@@ -111,12 +113,16 @@ def encode_into(builder: Any, message: Message) -> None:
     """Fill a ``_pulsar.MessageBuilder`` with ``message``'s value, key, timestamp and
     headers.
     """
-    value = message.value
+    encode_fields(builder, message.key, message.value, message.timestamp, message.headers)
+
+
+def encode_fields(builder: Any, key: bytes | None, value: bytes | None,
+                  timestamp: int | None, headers: WireHeaders) -> None:
+    """Fill a ``_pulsar.MessageBuilder`` with a value, key, timestamp (ms) and headers."""
     if value is None:
         builder.set_null_value()
     else:
         builder.content(value)
-    key = message.key
     if key is not None:
         if not key:
             builder.property(KEY_PROPERTY, _KEY_EMPTY)
@@ -126,10 +132,10 @@ def encode_into(builder: Any, message: Message) -> None:
             except UnicodeDecodeError:
                 builder.partition_key(base64.b64encode(key).decode())
                 builder.property(KEY_PROPERTY, _KEY_BASE64)
-    if message.timestamp:
-        builder.event_timestamp(message.timestamp)
-    if message.headers:
-        for name, text in encode_headers(message.headers).items():
+    if timestamp:
+        builder.event_timestamp(timestamp)
+    if headers:
+        for name, text in encode_headers(headers).items():
             builder.property(name, text)
 
 
@@ -144,16 +150,8 @@ def _key(partition_key: Any, marker: str | None) -> bytes | None:
     return partition_key.encode() if partition_key else None
 
 
-def decode(raw: Any, topic: str, partition: int, offset: int) -> Message:
-    """The omconnect message for a received ``_pulsar.Message``.
-
-    Args:
-        raw: The received message.
-        topic: Its omconnect topic name.
-        partition: Its partition (0 for a non-partitioned topic).
-        offset: The position the consumer gave it.
-
-    """
+def decode_fields(raw: Any) -> tuple[bytes | None, bytes | None, WireHeaders, int | None]:
+    """The key, value, headers and timestamp (ms) of a received ``_pulsar.Message``."""
     properties = raw.properties()
     try:
         partition_key = raw.partition_key()
@@ -166,5 +164,18 @@ def decode(raw: Any, topic: str, partition: int, offset: int) -> Message:
         key = partition_key.encode() if partition_key else None
         headers = ()
     value = None if raw.has_null_value() else raw.data()
-    timestamp = raw.event_timestamp() or raw.publish_timestamp() or None
+    return key, value, headers, raw.event_timestamp() or raw.publish_timestamp() or None
+
+
+def decode(raw: Any, topic: str, partition: int, offset: int) -> Message:
+    """The omconnect message for a received ``_pulsar.Message``.
+
+    Args:
+        raw: The received message.
+        topic: Its omconnect topic name.
+        partition: Its partition (0 for a non-partitioned topic).
+        offset: The position the consumer gave it.
+
+    """
+    key, value, headers, timestamp = decode_fields(raw)
     return Message(topic, key, value, headers, timestamp, partition, offset)

@@ -36,7 +36,7 @@ from omconnect.transport.kit.checks import check_message_sizes
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Producer
 from omconnect_pulsar.client import TopicNames, compiled_module
-from omconnect_pulsar.codec import encode_into
+from omconnect_pulsar.codec import encode_fields, encode_into
 from omconnect_pulsar.errors import ErrorContext, translate, translated_errors
 
 __all__ = ["PulsarProducer"]
@@ -80,7 +80,7 @@ class _Batch:
 
     def fail_from(self, index: int, error: ConnectError) -> None:
         """Messages ``index`` and later were never handed to the client: fail them."""
-        for position in range(index, len(self.messages)):
+        for position in range(index, len(self.outcomes)):
             self._settle(position, error, failed=True)
 
     def _settle(self, index: int, outcome: Any, failed: bool = False) -> None:
@@ -92,13 +92,65 @@ class _Batch:
         if not last:
             return
         if not self.errors:
-            self.future.set_result(self.outcomes)
+            self.future.set_result(self._result())
             return
-        first = next(o for o in self.outcomes if isinstance(o, BaseException))
-        error = SendError(f"{self.errors} of {len(self.outcomes)} messages were not "
-                          f"acknowledged; first: {first}", self.outcomes)
+        outcomes = self._failure_outcomes()
+        first = next(o for o in outcomes if isinstance(o, BaseException))
+        error = SendError(f"{self.errors} of {len(outcomes)} messages were not "
+                          f"acknowledged; first: {first}", outcomes)
         error.__cause__ = first
         self.future.set_exception(error)
+
+    def _result(self) -> Any:
+        return self.outcomes
+
+    def _failure_outcomes(self) -> list[Any]:
+        return self.outcomes
+
+
+class _RowBatch(_Batch):
+    """The acknowledgements of the rows of an Arrow batch for one topic: each row's
+    outcome is its partition (an ``int``) until the batch resolves, to one
+    :class:`~omconnect.columnar.BatchMetadata` (or a :class:`SendError` whose outcomes
+    are per-row acknowledgements and errors).
+    """
+
+    __slots__ = ("size_of", "timestamps", "topic")
+
+    def __init__(self, topic: str, timestamps: list[int | None],
+                 size_of: Callable[[int], int], where: ErrorContext) -> None:
+        super().__init__(range(len(timestamps)), where)  # type: ignore[arg-type]
+        self.topic = topic
+        self.timestamps = timestamps
+        self.size_of = size_of
+
+    def callback(self, index: int) -> Callable[[Any, Any], None]:
+        """The ``send_async`` callback of row ``index``."""
+
+        def done(result: Any, message_id: Any) -> None:
+            if result.value == 0:  # Result.Ok
+                self._settle(index, max(0, message_id.partition()))
+            else:
+                self._settle(index, translate(result, f"sending to topic {self.topic!r}",
+                                              self.where, size=self.size_of(index),
+                                              topic=self.topic), failed=True)
+
+        return done
+
+    def _result(self) -> Any:
+        import pyarrow as pa
+
+        from omconnect.columnar.metadata import BatchMetadata
+
+        return BatchMetadata(self.topic, pa.array(self.outcomes, pa.int32()),
+                             pa.nulls(len(self.outcomes), pa.int64()),
+                             pa.array(self.timestamps, pa.int64()))
+
+    def _failure_outcomes(self) -> list[Any]:
+        return [RecordMetadata(topic=self.topic, partition=outcome, offset=None,
+                               timestamp=self.timestamps[index])
+                if isinstance(outcome, int) else outcome
+                for index, outcome in enumerate(self.outcomes)]
 
 
 class PulsarProducer(Producer):
@@ -173,6 +225,59 @@ class PulsarProducer(Producer):
                 batch.fail_from(index, error)
                 break
         return batch.future
+
+    def send_batch(self, topic: str, batch: Any) -> Future[Any]:
+        """Send an Arrow batch: each row's key, value and timestamp go straight from the
+        columns into the client's message builder (no ``Message`` per row), and the
+        acknowledgement is one :class:`~omconnect.columnar.BatchMetadata`. Batches with
+        headers or named partitions go through :meth:`send`.
+
+        Raises:
+            MessageTooLargeError: A row is over ``pulsar.max.message.bytes`` (nothing is
+                sent).
+            TransportError: The producer is closed.
+            TransportTimeoutError: The topic's producer could not be created in time.
+
+        """
+        names = batch.schema.names
+        if batch.num_rows == 0 or any(
+                name in names and batch.column(name).null_count != batch.num_rows
+                for name in ("headers", "partition")):
+            return super().send_batch(topic, batch)
+        if self._closed:
+            raise TransportError("pulsar: send on a closed producer")
+        from omconnect.columnar.sizes import check_row_sizes
+
+        check_row_sizes(topic, batch, self._max_message_bytes, key="pulsar.max.message.bytes")
+        rows = batch.num_rows
+        keys = batch.column("key").to_pylist() if "key" in names else [None] * rows
+        values = batch.column("value").to_pylist()
+        stamps = batch.column("timestamp").to_pylist() if "timestamp" in names \
+            else [None] * rows
+        acks = _RowBatch(topic, stamps,
+                         lambda i: len(keys[i] or b"") + len(values[i] or b""), self._where)
+        self._track(acks.future)
+        try:
+            producer = self._producers.get((topic, None)) or self.open_topic(topic)
+        except Exception:
+            self._pending.discard(acks.future)
+            raise
+        builder = self._builder
+        for index, key, value, stamp in zip(range(rows), keys, values, stamps, strict=True):
+            try:
+                pulsar_message = builder()
+                encode_fields(pulsar_message, key, value, stamp, ())
+                producer.send_async(pulsar_message.build(), acks.callback(index))
+            except Exception as exc:
+                error = exc if isinstance(exc, ConnectError) else translate(
+                    exc, f"sending to topic {topic!r}", self._where,
+                    size=acks.size_of(index), topic=topic)
+                if index == 0:
+                    self._pending.discard(acks.future)
+                    raise error from exc
+                acks.fail_from(index, error)
+                break
+        return acks.future
 
     def _track(self, future: Future[list[RecordMetadata]]) -> None:
         with self._lock:
