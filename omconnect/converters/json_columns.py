@@ -13,14 +13,16 @@ other column types, the converter has no column form for the batch and the runti
 converts it record by record.
 
 A ``struct`` column of flat fields (integers, booleans, floats, strings; no logical
-type, no default) is written the same way: each field's JSON text as a column (integers
-and booleans by Arrow casts, strings between quotes with ``\`` and ``"`` escaped in
-Arrow, floats by Python's ``repr``, the one step with an object per value, since Arrow's
-shortest form writes ``1`` and ``1e+15`` where JSON from Python writes ``1.0`` and
-``1000000000000000.0``), joined with the field names in Arrow. A column whose Arrow
-types do not vouch for its schema (:func:`~omconnect.columnar.typed_values.column_fits`),
-a null row, a string with a control character or a float that is not finite (no JSON
-form: the per-record path names the error) leaves the batch to the records.
+type, no default), or of structs of such fields at any depth, is written the same way:
+each field's JSON text as a column (integers and booleans by Arrow casts, strings between
+quotes with ``\`` and ``"`` escaped in Arrow, floats by Python's ``repr``, the one step
+with an object per value, since Arrow's shortest form writes ``1`` and ``1e+15`` where
+JSON from Python writes ``1.0`` and ``1000000000000000.0``), joined with the field names
+in Arrow; a nested struct is an object joined the same way (``null`` where it is null).
+A column whose Arrow types do not vouch for its schema
+(:func:`~omconnect.columnar.typed_values.column_fits`), a null row, a string with a
+control character or a float that is not finite (no JSON form: the per-record path names
+the error) leaves the batch to the records.
 """
 
 from __future__ import annotations
@@ -112,28 +114,52 @@ def json_string_values(column: pa.Array, heads: Sequence[str], tail: str,
 def json_struct_column(column: pa.Array, schema: Schema, head: str,
                        tail: str) -> pa.Array | None:
     """``head + JSON object + tail`` of each row of a ``struct`` ``column`` of ``schema``
-    (flat fields only; see the module docstring), as ``binary``: the bytes the per-record
-    writer gives each row. ``None`` when the column has no such form.
+    (fields flat or structs of such fields; see the module docstring), as ``binary``: the
+    bytes the per-record writer gives each row. ``None`` when the column has no such form.
     """
     if schema.type is not Type.STRUCT or column.null_count or \
-            not pa.types.is_struct(column.type):
+            not pa.types.is_struct(column.type) or not _plain_struct(schema) or \
+            not column_fits(column, schema):
         return None
-    fields = schema.fields
-    if any(f.schema.name or f.schema.type not in _FLAT or f.schema.default is not None
-           for f in fields) or not column_fits(column, schema):
+    text = _object_text(column, schema)
+    if text is None:
         return None
+    return pc.binary_join_element_wise(head, text, tail, "").cast(pa.binary())
+
+
+def _plain_struct(schema: Schema) -> bool:
+    """Whether every field of ``schema``, nested structs' included, has a column form: a
+    flat type or a struct, no logical type, no default.
+    """
+    return all(not f.schema.name and f.schema.default is None
+               and (f.schema.type in _FLAT
+                    or (f.schema.type is Type.STRUCT and _plain_struct(f.schema)))
+               for f in schema.fields)
+
+
+def _object_text(column: pa.Array, schema: Schema) -> pa.Array | None:
+    """Each row's JSON object as a ``string`` column (``null`` for a null row), or
+    ``None``: no form.
+    """
     parts: list[pa.Array | str] = []
-    literal = head + "{"
-    for index, (field, child) in enumerate(zip(fields, column.flatten(), strict=True)):
-        text = _field_text(child, field.schema.type)
+    literal = "{"
+    for index, (field, child) in enumerate(zip(schema.fields, column.flatten(),
+                                               strict=True)):
+        if field.schema.type is Type.STRUCT:
+            text = _object_text(child, field.schema)
+        else:
+            text = _field_text(child, field.schema.type)
         if text is None:
             return None
         literal += ("," if index else "") + json.dumps(field.name, ensure_ascii=False) + ":"
         parts += [literal, text]
         literal = ""
-    parts.append(literal + "}" + tail)
-    joined = pc.binary_join_element_wise(*parts, "")
-    return joined.cast(pa.binary())
+    parts.append(literal + "}")
+    joined = pc.binary_join_element_wise(*parts, "") if len(parts) > 1 else \
+        pa.array([parts[0]] * len(column), pa.string())
+    if column.null_count:
+        joined = pc.if_else(column.is_null(), "null", joined)
+    return joined
 
 
 def _field_text(child: pa.Array, kind: Type) -> pa.Array | None:
