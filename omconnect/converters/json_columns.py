@@ -12,8 +12,9 @@ characters, a quote and the tail, the strings are sliced out in Arrow. Otherwise
 other column types, the converter has no column form for the batch and the runtime
 converts it record by record.
 
-A ``struct`` column of flat fields (integers, booleans, floats, strings; no logical
-type, no default), or of structs of such fields at any depth, is written the same way:
+A ``struct`` column of flat fields (integers, booleans, floats, strings, and the logical
+Date, Time and Timestamp, written as the integers Connect stores; no Decimal, no
+default), or of structs of such fields at any depth, is written the same way:
 each field's JSON text as a column (integers and booleans by Arrow casts, strings between
 quotes with ``\`` and ``"`` escaped in Arrow, floats by Python's ``repr``, the one step
 with an object per value, since Arrow's shortest form writes ``1`` and ``1e+15`` where
@@ -33,11 +34,14 @@ from collections.abc import Sequence
 from omconnect.plugins import require
 
 require("pyarrow", plugin="the columnar path", extra="columnar")
+require("numpy", plugin="the columnar path", extra="columnar")
 
+import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
 from omconnect.columnar.typed_values import column_fits  # noqa: E402
+from omconnect.data.logical import DATE, TIME, TIMESTAMP  # noqa: E402
 from omconnect.data.schema import Schema, Type  # noqa: E402
 
 __all__ = ["json_string_column", "json_string_values", "json_struct_column"]
@@ -46,6 +50,7 @@ _NEEDS_ESCAPE = '["\\\\\\x00-\\x1f]'
 _CONTROL = "[\\x00-\\x1f]"
 _FLAT = frozenset((Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.BOOLEAN,
                    Type.FLOAT32, Type.FLOAT64, Type.STRING))
+_TIMES = frozenset((DATE, TIME, TIMESTAMP))
 
 
 def json_string_column(column: pa.Array, head: str, tail: str,
@@ -129,11 +134,13 @@ def json_struct_column(column: pa.Array, schema: Schema, head: str,
 
 def _plain_struct(schema: Schema) -> bool:
     """Whether every field of ``schema``, nested structs' included, has a column form: a
-    flat type or a struct, no logical type, no default.
+    flat type, a Date, Time or Timestamp, or a struct of such fields; no default.
     """
-    return all(not f.schema.name and f.schema.default is None
-               and (f.schema.type in _FLAT
-                    or (f.schema.type is Type.STRUCT and _plain_struct(f.schema)))
+    return all(f.schema.default is None
+               and ((f.schema.name in _TIMES and f.schema.type.is_integer)
+                    or (not f.schema.name and (
+                        f.schema.type in _FLAT
+                        or (f.schema.type is Type.STRUCT and _plain_struct(f.schema)))))
                for f in schema.fields)
 
 
@@ -147,6 +154,8 @@ def _object_text(column: pa.Array, schema: Schema) -> pa.Array | None:
                                                strict=True)):
         if field.schema.type is Type.STRUCT:
             text = _object_text(child, field.schema)
+        elif field.schema.name:
+            text = _time_text(child)
         else:
             text = _field_text(child, field.schema.type)
         if text is None:
@@ -160,6 +169,34 @@ def _object_text(column: pa.Array, schema: Schema) -> pa.Array | None:
     if column.null_count:
         joined = pc.if_else(column.is_null(), "null", joined)
     return joined
+
+
+def _time_text(child: pa.Array) -> pa.Array | None:
+    """A Date, Time or Timestamp field's JSON text per row: the integer Connect stores
+    (days since the epoch; milliseconds since midnight; milliseconds since the epoch,
+    floored as :func:`~omconnect.data.logical.from_logical` floors microseconds), or
+    ``None`` for a type or unit it has no form for.
+    """
+    kind = child.type
+    types = pa.types
+    if types.is_date32(kind):
+        numbers = child.cast(pa.int32())
+    else:
+        if types.is_date64(kind):
+            times, per = 1, 86_400_000  # milliseconds, to days
+        elif types.is_timestamp(kind) or types.is_time(kind):
+            times, per = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000)}.get(kind.unit, (0, 0))
+            if not per:
+                return None
+        else:
+            return None
+        storage = pa.int32() if types.is_time32(kind) else pa.int64()
+        raw = child.cast(storage).fill_null(0).to_numpy().astype(np.int64)
+        numbers = pa.array(np.floor_divide(raw * times, per), pa.int64())
+    text = numbers.cast(pa.string())
+    if child.null_count:
+        text = pc.if_else(child.is_null(), "null", text)
+    return text
 
 
 def _field_text(child: pa.Array, kind: Type) -> pa.Array | None:

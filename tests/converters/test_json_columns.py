@@ -4,6 +4,8 @@ from_connect gives each item, or no column form (record by record) where it cann
 
 from __future__ import annotations
 
+import datetime as dt
+
 import pytest
 
 pa = pytest.importorskip("pyarrow")
@@ -17,6 +19,7 @@ from omconnect.data import (  # noqa: E402
     OPTIONAL_STRING_SCHEMA,
     STRING_SCHEMA,
     SchemaBuilder,
+    logical,
 )
 
 DOCUMENTED = SchemaBuilder.string().optional().doc("a line").version(2).build()
@@ -219,6 +222,59 @@ def test_any_struct_column_with_a_nested_struct_gives_the_record_bytes_or_no_for
     assert fast.to_pylist() == records
 
 
+_TIME_KINDS = {
+    # Arrow type, Connect schema, values (what Arrow's to_pylist gives for the type)
+    "date32": (pa.date32(), "date", st.dates()),
+    "date64": (pa.date64(), "date", st.dates()),
+    "time32s": (pa.time32("s"), "time", st.times().map(lambda t: t.replace(microsecond=0))),
+    "time32ms": (pa.time32("ms"), "time",
+                 st.times().map(lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))),
+    "time64us": (pa.time64("us"), "time", st.times()),
+    "ts_s": (pa.timestamp("s"), "timestamp",
+             st.datetimes().map(lambda d: d.replace(microsecond=0))),
+    "ts_ms": (pa.timestamp("ms", tz="UTC"), "timestamp",
+              st.datetimes(timezones=st.just(dt.UTC)).map(
+                  lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))),
+    "ts_us": (pa.timestamp("us"), "timestamp", st.datetimes()),
+}
+
+
+@st.composite
+def _time_struct_columns(draw: st.DrawFn) -> tuple[object, object]:
+    """A struct column of Date, Time and Timestamp fields in drawn Arrow types and units
+    (before and after the epoch), optional or not, beside an int64 field.
+    """
+    kinds = draw(st.lists(st.sampled_from(sorted(_TIME_KINDS)), min_size=1, max_size=4))
+    optional = [draw(st.booleans()) for _ in kinds]
+    builder = SchemaBuilder.struct().field("n", INT64_SCHEMA)
+    fields = [pa.field("n", pa.int64(), False)]
+    for index, (kind, opt) in enumerate(zip(kinds, optional, strict=True)):
+        arrow, name, _ = _TIME_KINDS[kind]
+        builder.field(f"f{index}", getattr(logical, f"{name}_schema")(optional=opt))
+        fields.append(pa.field(f"f{index}", arrow, opt))
+    rows = draw(st.lists(st.tuples(*[
+        (st.none() | _TIME_KINDS[k][2]) if opt else _TIME_KINDS[k][2]
+        for k, opt in zip(kinds, optional, strict=True)]), min_size=1, max_size=6))
+    column = pa.array([{"n": i, **{f"f{j}": v for j, v in enumerate(row)}}
+                       for i, row in enumerate(rows)], pa.struct(fields))
+    return column, builder.build()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_time_struct_columns(), st.booleans())
+def test_any_struct_column_of_dates_and_times_gives_the_record_bytes(
+        drawn: tuple[object, object], schemas: bool) -> None:
+    from omconnect.columnar.typed_values import value_builder
+
+    column, schema = drawn
+    converter = _converter(schemas)
+    fast = converter.serialize_column("t", column, schema)
+    assert fast is not None, "dates, times and timestamps have a column form"
+    records = [converter.from_connect("t", schema, value)
+               for value in map(value_builder(schema), column.to_pylist())]
+    assert fast.to_pylist() == records
+
+
 @pytest.mark.parametrize(("column", "schema", "why"), [
     (pa.array([{"d": 1}], pa.struct([("d", pa.float64())])),
      SchemaBuilder.struct().field("d", SchemaBuilder.float64().build()).build(), "fits"),
@@ -237,6 +293,8 @@ def test_any_struct_column_with_a_nested_struct_gives_the_record_bytes_or_no_for
      SchemaBuilder.struct().field("n", SchemaBuilder.struct().field(
          "m", SchemaBuilder.array(INT64_SCHEMA).build()).build()).build(),
      "an array in a nested struct"),
+    (pa.array([{"p": 1}], pa.struct([("p", pa.decimal128(5, 2))])),
+     SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build(), "a decimal field"),
     (pa.array([{"n": 1}], pa.struct([("n", pa.int64())])),
      SchemaBuilder.struct().field("n", SchemaBuilder.int32().build()).build(),
      "int64 values for an INT32 field"),

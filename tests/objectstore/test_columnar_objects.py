@@ -8,6 +8,7 @@ as columns all the way through the JSON converter.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import time
 from pathlib import Path
 from typing import Any
@@ -27,14 +28,17 @@ from omconnect.transport.memory import MemoryTransport  # noqa: E402
 ROWS = 250
 
 
-def _write(directory: Path, objects: int = 2, dates: bool = False) -> None:
+def _write(directory: Path, objects: int = 2, extra: str = "") -> None:
     directory.mkdir(parents=True, exist_ok=True)
     for n in range(objects):
         columns = {"id": pa.array(range(n * ROWS, (n + 1) * ROWS), pa.int64()),
                    "city": pa.array([f"c{i % 7}" for i in range(ROWS)]),
                    "score": pa.array([i / 8 for i in range(ROWS)], pa.float64())}
-        if dates:
+        if extra == "date":
             columns["day"] = pa.array([dt.date(2024, 1, 1 + i % 28) for i in range(ROWS)])
+        elif extra == "decimal":
+            columns["price"] = pa.array([decimal.Decimal(i) / 100 for i in range(ROWS)],
+                                        pa.decimal128(9, 2))
         table = pa.table(columns)
         pq.write_table(table, directory / f"part-{n}.parquet", row_group_size=100)
 
@@ -139,15 +143,16 @@ def _run(tmp_path: Path, columnar: bool) -> tuple[list[tuple[bytes, bytes]], Any
         MemoryTransport.reset(namespace)
 
 
-@pytest.mark.parametrize("dates", [False, True], ids=["flat", "with-a-date"])
-def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, dates):
-    _write(tmp_path / "in", dates=dates)
+@pytest.mark.parametrize("extra", ["", "date", "decimal"],
+                         ids=["flat", "with-a-date", "with-a-decimal"])
+def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, extra):
+    _write(tmp_path / "in", extra=extra)
     columnar, batch_metrics = _run(tmp_path, columnar=True)
     per_record, record_metrics = _run(tmp_path, columnar=False)
     assert len(columnar) == 2 * ROWS
     assert columnar == per_record
     assert record_metrics.columnar == record_metrics.columnar_fallback == 0
-    if dates:  # JSON writes flat rows only as columns: a date takes rows per record
+    if extra == "decimal":  # JSON has no column form for decimals: rows per record
         assert batch_metrics.columnar_fallback == 2 * ROWS
-    else:  # JSON's struct column form: no record from the file to the transport
+    else:  # JSON's struct column form (dates included): no record to the transport
         assert batch_metrics.columnar == 2 * ROWS and batch_metrics.columnar_fallback == 0
