@@ -21,6 +21,8 @@ column         type                                         meaning
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pyarrow as pa
 
 __all__ = [
@@ -33,6 +35,7 @@ __all__ = [
     "TOPIC",
     "VALUE",
     "WIRE_HEADERS_TYPE",
+    "consumed_batch",
     "consumed_schema",
     "empty_consumed_batch",
 ]
@@ -75,3 +78,26 @@ def consumed_schema() -> pa.Schema:
 def empty_consumed_batch() -> pa.RecordBatch:
     """A consumed batch with no rows (what ``poll_batch`` returns when nothing came)."""
     return _EMPTY
+
+
+def consumed_batch(topics: Sequence[str], partitions: Sequence[int],
+                   offsets: Sequence[int], timestamps: Sequence[int | None],
+                   keys: Sequence[bytes | None], values: Sequence[bytes | None],
+                   headers: Sequence[Sequence[tuple[str, bytes | None]] | None]
+                   ) -> pa.RecordBatch:
+    """A consumed batch (:func:`consumed_schema`) of its columns given item by item, one
+    item per row; ``headers`` holds each row's (key, value) pairs (empty or ``None``
+    where it has none). How a consumer that reads one client message at a time builds
+    its batch.
+    """
+    has_headers = any(headers)
+    return pa.RecordBatch.from_arrays([
+        pa.array(topics, pa.string()),
+        pa.array(partitions, pa.int32()),
+        pa.array(offsets, pa.int64()),
+        pa.array(timestamps, pa.int64()),
+        pa.array(keys, pa.binary()),
+        pa.array(values, pa.binary()),
+        pa.array([list(h) if h else None for h in headers], WIRE_HEADERS_TYPE)
+        if has_headers else pa.nulls(len(offsets), WIRE_HEADERS_TYPE),
+    ], schema=_CONSUMED)

@@ -20,8 +20,8 @@ from omconnect.columnar.columns import (
     TIMESTAMP,
     TOPIC,
     VALUE,
-    WIRE_HEADERS_TYPE,
-    consumed_schema,
+    consumed_batch,
+    empty_consumed_batch,
 )
 from omconnect.transport.messages import Message, WireHeaders, build_message
 
@@ -35,21 +35,8 @@ def messages_to_batch(messages: Sequence[Message]) -> pa.RecordBatch:
     ``messages``, which must have partition and offset set.
     """
     if not messages:
-        return pa.RecordBatch.from_pylist([], schema=consumed_schema())
-    topics, partitions, offsets, timestamps, keys, values, headers = zip(
-        *map(_FIELDS, messages), strict=True)
-    has_headers = any(headers)
-    return pa.RecordBatch.from_arrays([
-        pa.array(topics, pa.string()),
-        pa.array(partitions, pa.int32()),
-        pa.array(offsets, pa.int64()),
-        pa.array(timestamps, pa.int64()),
-        pa.array(keys, pa.binary()),
-        pa.array(values, pa.binary()),
-        pa.array([list(h) or None for h in headers] if has_headers
-                 else repeat(None, len(messages)), WIRE_HEADERS_TYPE,
-                 size=None if has_headers else len(messages)),
-    ], schema=consumed_schema())
+        return empty_consumed_batch()
+    return consumed_batch(*zip(*map(_FIELDS, messages), strict=True))
 
 
 def wire_headers(column: pa.Array | pa.ChunkedArray | None, rows: int) -> list[WireHeaders]:

@@ -167,40 +167,14 @@ class PulsarConsumer(Consumer):
         """:meth:`poll` as one Arrow batch, built column by column from the client's
         messages: no ``Message`` per record.
         """
-        from omconnect.columnar.columns import (
-            WIRE_HEADERS_TYPE,
-            consumed_schema,
-            empty_consumed_batch,
-        )
+        from omconnect.columnar.columns import consumed_batch, empty_consumed_batch
 
-        topics: list[str] = []
-        partitions: list[int] = []
-        offsets: list[int] = []
-        keys: list[bytes | None] = []
-        values: list[bytes | None] = []
-        headers: list[Any] = []
-        stamps: list[int | None] = []
-        for raw, topic, partition, offset in self._kept(self._receive(max_records, timeout)):
-            key, value, wire_headers, timestamp = decode_fields(raw)
-            topics.append(topic)
-            partitions.append(partition)
-            offsets.append(offset)
-            keys.append(key)
-            values.append(value)
-            headers.append([{"key": k, "value": v} for k, v in wire_headers]
-                           if wire_headers else None)
-            stamps.append(timestamp)
-        if not offsets:
+        kept = self._kept(self._receive(max_records, timeout))
+        if not kept:
             return empty_consumed_batch()
-        import pyarrow as pa
-
-        return pa.RecordBatch.from_arrays([
-            pa.array(topics, pa.string()), pa.array(partitions, pa.int32()),
-            pa.array(offsets, pa.int64()), pa.array(stamps, pa.int64()),
-            pa.array(keys, pa.binary()), pa.array(values, pa.binary()),
-            pa.array(headers, WIRE_HEADERS_TYPE) if any(headers)
-            else pa.nulls(len(offsets), WIRE_HEADERS_TYPE),
-        ], schema=consumed_schema())
+        received, topics, partitions, offsets = zip(*kept, strict=True)
+        keys, values, headers, stamps = zip(*map(decode_fields, received), strict=True)
+        return consumed_batch(topics, partitions, offsets, stamps, keys, values, headers)
 
     def _receive(self, max_records: int, timeout: float) -> list[Any]:
         """Up to ``max_records`` of the client's messages, waiting at most ``timeout`` s

@@ -448,28 +448,15 @@ class ConfluentConsumer(ConsumerClient):
             fetched = self._without_events(fetched)
             if not fetched:
                 return None
-        import pyarrow as pa
-
-        from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
+        from omconnect.columnar.columns import consumed_batch
 
         stamps = list(map(_STAMP, fetched))
         timestamps = list(map(_SECOND, stamps)) if all(map(_FIRST, stamps)) \
             else [t if kind else None for kind, t in stamps]
-        raw_headers = list(map(_HEADERS_OF, fetched))
-        if any(raw_headers):
-            headers = pa.array([[{"key": k, "value": v} for k, v in h] if h else None
-                                for h in raw_headers], WIRE_HEADERS_TYPE)
-        else:
-            headers = pa.nulls(len(fetched), WIRE_HEADERS_TYPE)
-        return pa.RecordBatch.from_arrays([
-            pa.array(list(map(_TOPIC_OF, fetched)), pa.string()),
-            pa.array(list(map(_PARTITION_OF, fetched)), pa.int32()),
-            pa.array(list(map(_OFFSET_OF, fetched)), pa.int64()),
-            pa.array(timestamps, pa.int64()),
-            pa.array(list(map(_KEY_OF, fetched)), pa.binary()),
-            pa.array(list(map(_VALUE_OF, fetched)), pa.binary()),
-            headers,
-        ], schema=consumed_schema())
+        return consumed_batch(list(map(_TOPIC_OF, fetched)), list(map(_PARTITION_OF, fetched)),
+                              list(map(_OFFSET_OF, fetched)), timestamps,
+                              list(map(_KEY_OF, fetched)), list(map(_VALUE_OF, fetched)),
+                              list(map(_HEADERS_OF, fetched)))
 
     def _without_events(self, fetched: list[Any]) -> list[Any]:
         """``fetched`` without the informational events librdkafka mixes in (end of

@@ -421,9 +421,7 @@ class KafkaPythonConsumer(ConsumerClient):
         fetched = self._fetch(max_records, timeout)
         if not fetched:
             return None
-        import pyarrow as pa
-
-        from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
+        from omconnect.columnar.columns import consumed_batch
 
         records = [record for batch in fetched.values() for record in batch]
         if not records:
@@ -436,20 +434,9 @@ class KafkaPythonConsumer(ConsumerClient):
         stamps = list(map(_TIMESTAMP, records))
         if None in stamps or min(stamps) < 0:
             stamps = [None if t is None or t < 0 else t for t in stamps]
-        if any(map(_HEADERS, records)):
-            headers = pa.array([[{"key": k, "value": v} for k, v in h] if h else None
-                                for h in map(_HEADERS, records)], WIRE_HEADERS_TYPE)
-        else:
-            headers = pa.nulls(len(records), WIRE_HEADERS_TYPE)
-        return pa.RecordBatch.from_arrays([
-            pa.array(topics, pa.string()),
-            pa.array(partitions, pa.int32()),
-            pa.array(list(map(_OFFSET, records)), pa.int64()),
-            pa.array(stamps, pa.int64()),
-            pa.array(list(map(_KEY, records)), pa.binary()),
-            pa.array(list(map(_VALUE, records)), pa.binary()),
-            headers,
-        ], schema=consumed_schema())
+        return consumed_batch(topics, partitions, list(map(_OFFSET, records)), stamps,
+                              list(map(_KEY, records)), list(map(_VALUE, records)),
+                              list(map(_HEADERS, records)))
 
     def poll(self, max_records: int, timeout: float) -> list[Message]:
         """``KafkaConsumer.poll``, records turned into messages."""
