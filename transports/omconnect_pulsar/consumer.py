@@ -64,6 +64,11 @@ _log = logging.getLogger(__name__)
 _CUMULATIVE = frozenset({"Failover", "Exclusive"})
 _WAIT_SLICE_S = 0.1
 
+_Delivered = tuple[int, Any, bytes | None]
+"""A delivered message not yet committed: its offset, its ``MessageId`` and, on Shared
+and Key_Shared subscriptions, the MessageId serialized (the compiled one is not
+hashable), which is what the redelivery filter remembers."""
+
 
 class PulsarConsumer(Consumer):
     """Reads a Pulsar subscription; see the module docstring for groups and positions.
@@ -108,10 +113,12 @@ class PulsarConsumer(Consumer):
         self._announce: frozenset[TopicPartition] = frozenset()
         self._assignment: frozenset[TopicPartition] = frozenset()
         self._next_offset: dict[tuple[str, int], int] = {}
-        self._delivered: dict[tuple[str, int], collections.deque[tuple[int, Any]]] = {}
+        # per partition, each delivered message not yet committed: (offset, MessageId,
+        # its serialized form on Shared/Key_Shared subscriptions, None otherwise)
+        self._delivered: dict[tuple[str, int], collections.deque[_Delivered]] = {}
         self._last_id: dict[tuple[str, int], Any] = {}  # Failover/Exclusive: newest delivered
         self._committed_id: dict[tuple[str, int], Any] = {}  # ... and newest committed
-        self._pending_ids: dict[tuple[str, int], set[tuple[int, int, int]]] = {}  # Shared
+        self._pending_ids: dict[tuple[str, int], set[bytes]] = {}  # Shared: delivered keys
         self.redeliveries_dropped = 0
         """Messages the broker delivered again while this consumer held them (dropped)."""
         self._woken = threading.Event()
@@ -230,36 +237,45 @@ class PulsarConsumer(Consumer):
         parse = self._names.parse
         next_offset = self._next_offset
         delivered = self._delivered
-        cumulative = self._cumulative
-        last_id = self._last_id
         kept = []
         dropped = 0
-        for raw in received:
-            topic, partition = parse(raw.topic_name())
-            position = (topic, partition)
-            message_id = raw.message_id()
-            if cumulative:
+        if self._cumulative:
+            last_id = self._last_id
+            for raw in received:
+                position = parse(raw.topic_name())
+                message_id = raw.message_id()
                 seen = last_id.get(position)
                 if seen is not None and message_id <= seen:
                     dropped += 1
                     continue
                 last_id[position] = message_id
-            else:
-                pending = self._pending_ids.get(position)
+                offset = next_offset.get(position, 0)
+                next_offset[position] = offset + 1
+                queue = delivered.get(position)
+                if queue is None:
+                    queue = delivered[position] = collections.deque()
+                queue.append((offset, message_id, None))
+                kept.append((raw, position[0], position[1], offset))
+        else:
+            pending_ids = self._pending_ids
+            for raw in received:
+                position = parse(raw.topic_name())
+                message_id = raw.message_id()
+                key = message_id.serialize()
+                pending = pending_ids.get(position)
                 if pending is None:
-                    pending = self._pending_ids[position] = set()
-                key = _id_key(message_id)
-                if key in pending:
+                    pending = pending_ids[position] = set()
+                elif key in pending:
                     dropped += 1
                     continue
                 pending.add(key)
-            offset = next_offset.get(position, 0)
-            next_offset[position] = offset + 1
-            queue = delivered.get(position)
-            if queue is None:
-                queue = delivered[position] = collections.deque()
-            queue.append((offset, message_id))
-            kept.append((raw, topic, partition, offset))
+                offset = next_offset.get(position, 0)
+                next_offset[position] = offset + 1
+                queue = delivered.get(position)
+                if queue is None:
+                    queue = delivered[position] = collections.deque()
+                queue.append((offset, message_id, key))
+                kept.append((raw, position[0], position[1], offset))
         if dropped:
             self.redeliveries_dropped += dropped
             _log.debug("pulsar: dropped %d message(s) of group %r delivered again while "
@@ -284,20 +300,21 @@ class PulsarConsumer(Consumer):
                 continue
             done = []
             while queue and queue[0][0] < offset:
-                done.append(queue.popleft()[1])
+                done.append(queue.popleft())
             if not done:
                 continue
             with translated_errors(f"committing {tp.topic!r}[{tp.partition}]", self._where,
                                topic=tp.topic, partition=tp.partition):
                 if self._cumulative:
-                    consumer.acknowledge_cumulative(done[-1])
-                    self._committed_id[(tp.topic, tp.partition)] = done[-1]
+                    newest = done[-1][1]
+                    consumer.acknowledge_cumulative(newest)
+                    self._committed_id[(tp.topic, tp.partition)] = newest
                 else:
                     acknowledge = consumer.acknowledge
                     pending = self._pending_ids.get((tp.topic, tp.partition), set())
-                    for message_id in done:
+                    for _, message_id, key in done:
                         acknowledge(message_id)
-                        pending.discard(_id_key(message_id))
+                        pending.discard(key)
 
     def negative_acknowledge(self, messages: Iterable[Message]) -> None:
         """Ask Pulsar to deliver ``messages`` (delivered by this consumer, not committed)
@@ -315,17 +332,17 @@ class PulsarConsumer(Consumer):
             wanted[(message.topic, message.partition or 0)].add(message.offset or 0)
         for position, offsets in wanted.items():
             queue = self._delivered.get(position, collections.deque())
-            keep: collections.deque[tuple[int, Any]] = collections.deque()
+            keep: collections.deque[_Delivered] = collections.deque()
             found = set()
             nacked = []
-            for offset, message_id in queue:
-                if offset in offsets:
-                    found.add(offset)
-                    nacked.append(message_id)
+            for entry in queue:
+                if entry[0] in offsets:
+                    found.add(entry[0])
+                    nacked.append(entry)
                     with translated_errors("negative acknowledgement", self._where):
-                        self._consumer.negative_acknowledge(message_id)
+                        self._consumer.negative_acknowledge(entry[1])
                 else:
-                    keep.append((offset, message_id))
+                    keep.append(entry)
             self._delivered[position] = keep
             self._expect_again(position, nacked, keep)
             if found != offsets:
@@ -333,18 +350,18 @@ class PulsarConsumer(Consumer):
                                  f"[{position[1]}] were not delivered to this consumer or "
                                  "are already committed")
 
-    def _expect_again(self, position: tuple[str, int], nacked: list[Any],
-                      kept: collections.deque[tuple[int, Any]]) -> None:
+    def _expect_again(self, position: tuple[str, int], nacked: list[_Delivered],
+                      kept: collections.deque[_Delivered]) -> None:
         """Let negatively acknowledged messages through when they come back."""
         if not nacked:
             return
         if not self._cumulative:
             pending = self._pending_ids.get(position, set())
-            for message_id in nacked:
-                pending.discard(_id_key(message_id))
+            for _, _, key in nacked:
+                pending.discard(key)
             return
-        lowest = min(nacked)
-        below = [message_id for _, message_id in kept if message_id < lowest]
+        lowest = min(message_id for _, message_id, _ in nacked)
+        below = [message_id for _, message_id, _ in kept if message_id < lowest]
         committed = self._committed_id.get(position)
         if committed is not None and committed < lowest:
             below.append(committed)
@@ -374,7 +391,7 @@ class PulsarConsumer(Consumer):
 
     def message_id(self, message: Message) -> Any:
         """The ``pulsar.MessageId`` of a delivered, not yet committed message."""
-        for offset, message_id in self._delivered.get(
+        for offset, message_id, _ in self._delivered.get(
                 (message.topic, message.partition or 0), ()):
             if offset == message.offset:
                 return message_id
@@ -419,11 +436,6 @@ class PulsarConsumer(Consumer):
             if not _closed_already(exc):
                 _log.warning("pulsar: closing the consumer of group %r failed: %s",
                              self._subscription, exc)
-
-
-def _id_key(message_id: Any) -> tuple[int, int, int]:
-    """A hashable key of a MessageId within its partition (the compiled one is not)."""
-    return (message_id.ledger_id(), message_id.entry_id(), message_id.batch_index())
 
 
 def _closed_already(exc: Exception) -> bool:
