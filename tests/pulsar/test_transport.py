@@ -7,6 +7,7 @@ file → pulsar → file pipeline.
 from __future__ import annotations
 
 import gc
+import threading
 import time
 import weakref
 from collections import defaultdict
@@ -157,6 +158,34 @@ def test_negative_acknowledgement_redelivers(make_transport):
     again = _drain(consumer, 2, timeout=15)
     assert sorted(m.value for m in again) == [b"n0", b"n1"]
     assert min(m.offset for m in again) > first[-1].offset, "redeliveries get new offsets"
+
+
+@pytest.mark.parametrize("columnar", [False, True], ids=["poll", "poll_batch"])
+def test_a_poll_that_receives_only_redeliveries_waits_for_new_messages(make_transport, columnar):
+    """A poll whose messages were all dropped as redeliveries of messages the consumer
+    holds is not empty while its timeout lasts: a reader that stops at the first empty
+    poll (Spark's group reads with Trigger.AvailableNow) would stop with records unread.
+    Shared: pulsar-lite answers the client's redelivery request there (not on Failover,
+    where its own duplicates, pinned in test_pulsar_lite_defects.py, go the same way).
+    """
+    transport = make_transport(**{"subscription.type": "Shared"})
+    topic = f"redelivered-{columnar}"
+    producer = transport.producer()
+    producer.send([Message(topic, value=f"old{i}".encode()) for i in range(5)]).result(20)
+    consumer = transport.consumer("g")
+    consumer.subscribe([topic])
+    assert len(_drain(consumer, 5)) == 5
+    consumer._consumer.redeliver_unacknowledged_messages()  # all 5 come again, held
+    sender = threading.Timer(1.0, lambda: producer.send(
+        [Message(topic, value=b"new")]).result(20))
+    sender.start()
+    try:
+        polled = consumer.poll_batch(100, 15) if columnar else consumer.poll(100, 15)
+    finally:
+        sender.join()
+    values = polled.column("value").to_pylist() if columnar else [m.value for m in polled]
+    assert values == [b"new"]
+    assert consumer.redeliveries_dropped == 5
 
 
 def test_committed_group_resumes_after_a_broker_restart(make_transport, broker):

@@ -167,8 +167,7 @@ class PulsarConsumer(Consumer):
     def poll(self, max_records: int, timeout: float) -> list[Message]:
         """Up to ``max_records`` messages, waiting at most ``timeout`` s for the first."""
         return [decode(raw, topic, partition, offset)
-                for raw, topic, partition, offset in self._kept(
-                    self._receive(max_records, timeout))]
+                for raw, topic, partition, offset in self._poll_kept(max_records, timeout)]
 
     def poll_batch(self, max_records: int, timeout: float) -> Any:
         """:meth:`poll` as one Arrow batch, built column by column from the client's
@@ -176,12 +175,29 @@ class PulsarConsumer(Consumer):
         """
         from omconnect.columnar.columns import consumed_batch, empty_consumed_batch
 
-        kept = self._kept(self._receive(max_records, timeout))
+        kept = self._poll_kept(max_records, timeout)
         if not kept:
             return empty_consumed_batch()
         received, topics, partitions, offsets = zip(*kept, strict=True)
         keys, values, headers, stamps = zip(*map(decode_fields, received), strict=True)
         return consumed_batch(topics, partitions, offsets, stamps, keys, values, headers)
+
+    def _poll_kept(self, max_records: int, timeout: float) -> list[tuple[Any, str, int, int]]:
+        """What :meth:`poll` returns, undecoded: received messages that are not dropped
+        redeliveries. When every message received was such a redelivery, receiving goes
+        on until ``timeout``: an empty poll means nothing new came in time, never "only
+        messages this consumer already had" (a reader that stops at an empty poll would
+        stop early).
+        """
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            received = self._receive(max_records, timeout)
+            if not received:
+                return []
+            kept = self._kept(received)
+            timeout = deadline - time.monotonic()
+            if kept or timeout <= 0:
+                return kept
 
     def _receive(self, max_records: int, timeout: float) -> list[Any]:
         """Up to ``max_records`` of the client's messages, waiting at most ``timeout`` s
