@@ -15,7 +15,9 @@ a consumer group instead:
   stopped any other way leaves the group only when its connection drops or its session
   times out);
 * ``partitions`` ships the chunk's messages to the executors inside the input partitions
-  (split every ``fetchMaxRecords``); nothing is re-read from the transport there.
+  (split every ``fetchMaxRecords``); nothing is re-read from the transport there. With
+  pyarrow installed (Spark's Arrow support needs it) the driver polls Arrow batches
+  (``Consumer.poll_batch``) and ships them as they are, no Python object per message.
 * ``commit(end)``, and the next ``latestOffset(start)`` (Spark asks for it only after the
   previous batch's output and commit log are written), commit to the group every chunk up
   to that offset: only then does the transport consider those messages consumed
@@ -37,13 +39,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from omconnect.connector.batch_tasks import columnar_available
 from omconnect.errors import ConfigError
 from omconnect.records import TopicPartition
-from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, Transport
 from omconnect_spark._pyspark import ReadMaxRows
 from omconnect_spark.options import ReadOptions
-from omconnect_spark.reading import MessagesPartition
+from omconnect_spark.reading import MessagesPartition, PolledPartition
 from omconnect_spark.retry import retrying
 
 __all__ = ["BATCH_KEY", "GroupReader"]
@@ -69,8 +71,9 @@ class GroupReader:
         self._options = options
         self._transport: Transport | None = None
         self._consumer: Consumer | None = None
-        self._chunks: dict[int, list[Message]] = {}
+        self._chunks: dict[int, list[Any]] = {}  # Arrow batches, or messages
         self._drained = False
+        self._columnar = columnar_available()
 
     def open(self, transport: Transport) -> None:
         """Join the group on ``transport`` (kept until :meth:`close`).
@@ -153,7 +156,7 @@ class GroupReader:
     def partitions(self, start: Mapping[str, Any], end: Mapping[str, Any]) -> list[Any]:
         """The messages of the chunks after ``start`` up to ``end``, in input partitions."""
         first, last = _chunk_number(start), _chunk_number(end)
-        messages: list[Message] = []
+        polled: list[Any] = []
         for number in range(first + 1, last + 1):
             chunk = self._chunks.get(number)
             if chunk is None:  # logged before a restart: the buffer died with the driver
@@ -162,18 +165,23 @@ class GroupReader:
                 chunk = self._chunks[number] = self._poll(
                     self._options.max_records_per_trigger
                     or 10 * self._options.fetch_max_records)
-            messages += chunk
+            polled += chunk
         size = self._options.fetch_max_records
-        return [MessagesPartition(messages[i:i + size]) for i in range(0, len(messages), size)]
+        if not self._columnar:
+            return [MessagesPartition(polled[i:i + size]) for i in range(0, len(polled), size)]
+        if not polled:
+            return []
+        import pyarrow as pa
+
+        table = pa.Table.from_batches(polled).combine_chunks()
+        return [PolledPartition(batch) for batch in table.to_batches(max_chunksize=size)]
 
     def commit(self, end: Mapping[str, Any]) -> None:
         """Commit to the group every chunk up to ``end``; forget them."""
         last = _chunk_number(end)
-        positions: dict[TopicPartition, int] = {}
-        for number in sorted(n for n in self._chunks if n <= last):
-            for message in self._chunks.pop(number):
-                tp = TopicPartition(message.topic, message.partition)  # type: ignore[arg-type]
-                positions[tp] = max(positions.get(tp, 0), message.offset + 1)  # type: ignore[operator]
+        done = [self._chunks.pop(number) for number in sorted(self._chunks) if number <= last]
+        positions = _next_positions([item for chunk in done for item in chunk],
+                                    self._columnar)
         consumer = self._consumer
         if positions and consumer is not None:
             retrying(lambda: consumer.commit(positions), what="committing to the group",
@@ -185,19 +193,47 @@ class GroupReader:
         if consumer is not None:
             consumer.close()
 
-    def _poll(self, wanted: int) -> list[Message]:
+    def _poll(self, wanted: int) -> list[Any]:
+        """Up to ``wanted`` messages: Arrow batches (columnar) or ``Message`` objects."""
         consumer = self._consumer
         assert consumer is not None
-        messages: list[Message] = []
-        while len(messages) < wanted:
-            timeout = _MORE_TIMEOUT_S if messages else self._options.group_poll_timeout_ms / 1000
-            size = min(self._options.fetch_max_records, wanted - len(messages))
-            batch = retrying(lambda: consumer.poll(size, timeout),  # noqa: B023 - called now
-                             what="polling the group", timeout_ms=self._options.retry_timeout_ms)
-            if not batch:
+        poll = consumer.poll_batch if self._columnar else consumer.poll
+        polled: list[Any] = []
+        count = 0
+        while count < wanted:
+            timeout = _MORE_TIMEOUT_S if count else self._options.group_poll_timeout_ms / 1000
+            size = min(self._options.fetch_max_records, wanted - count)
+            got = retrying(lambda: poll(size, timeout),  # noqa: B023 - called now
+                           what="polling the group", timeout_ms=self._options.retry_timeout_ms)
+            if not len(got):
                 break
-            messages += batch
-        return messages
+            count += len(got)
+            if self._columnar:
+                polled.append(got)
+            else:
+                polled += got
+        return polled
+
+
+def _next_positions(polled: list[Any], columnar: bool) -> dict[TopicPartition, int]:
+    """Per partition, the offset after the newest of ``polled`` (Arrow batches when
+    ``columnar``, else messages): what a commit of them gives the group.
+    """
+    if not polled:
+        return {}
+    if not columnar:
+        positions: dict[TopicPartition, int] = {}
+        for message in polled:
+            tp = TopicPartition(message.topic, message.partition)
+            positions[tp] = max(positions.get(tp, 0), message.offset + 1)
+        return positions
+    import pyarrow as pa
+
+    newest = (pa.Table.from_batches(polled).select(["topic", "partition", "offset"])
+              .group_by(["topic", "partition"]).aggregate([("offset", "max")]))
+    return {TopicPartition(topic, partition): offset + 1 for topic, partition, offset in zip(
+        newest.column("topic").to_pylist(), newest.column("partition").to_pylist(),
+        newest.column("offset_max").to_pylist(), strict=True)}
 
 
 def _chunk_number(offset: Mapping[str, Any]) -> int:

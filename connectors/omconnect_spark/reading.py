@@ -25,7 +25,8 @@ from omconnect_spark.offsets import OffsetRange, report_data_loss
 from omconnect_spark.options import ReadOptions
 from omconnect_spark.retry import retrying
 
-__all__ = ["MessagesPartition", "OffsetRangePartition", "read_partition", "read_range"]
+__all__ = ["MessagesPartition", "OffsetRangePartition", "PolledPartition", "read_partition",
+           "read_range"]
 
 _log = logging.getLogger(__name__)
 
@@ -50,6 +51,33 @@ class MessagesPartition(InputPartition):
         self.messages = messages
 
 
+class PolledPartition(InputPartition):
+    """A Spark input partition carrying an Arrow batch a group consumer polled
+    (:func:`omconnect.columnar.consumed_schema`; see :mod:`omconnect_spark.group_reading`).
+
+    The batch travels as an Arrow IPC stream: a pickled slice of a larger batch would
+    carry the whole of its parent's buffers (100,000 rows cut in ten: 150 MB pickled
+    against 21 MB in IPC).
+    """
+
+    def __init__(self, batch: Any) -> None:
+        import pyarrow as pa
+
+        super().__init__(batch.num_rows)
+        self.num_rows: int = batch.num_rows
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, batch.schema) as writer:
+            writer.write_batch(batch)
+        self.data: bytes = sink.getvalue().to_pybytes()
+
+    @property
+    def batch(self) -> Any:
+        """The polled batch."""
+        import pyarrow as pa
+
+        return pa.ipc.open_stream(self.data).read_next_batch()
+
+
 def read_partition(options: ReadOptions, spark_schema: Any, partition: Any) -> Iterator[Any]:
     """The Arrow record batches of one Spark input partition.
 
@@ -62,6 +90,8 @@ def read_partition(options: ReadOptions, spark_schema: Any, partition: Any) -> I
     builder = RecordBatchBuilder(arrow_schema_of(spark_schema), options.key, options.value)
     if isinstance(partition, OffsetRangePartition):
         return read_range(options, builder, partition.range)
+    if isinstance(partition, PolledPartition):
+        return iter([builder.build_polled(partition.batch)] if partition.num_rows else [])
     if isinstance(partition, MessagesPartition):
         return iter([builder.build(partition.messages)] if partition.messages else [])
     return iter(())  # Spark's placeholder when there is nothing to read

@@ -236,6 +236,37 @@ def test_batches_carry_every_column_with_the_schema_spark_expects():
     assert mixed.column("partition").to_pylist() == [0, 3]
 
 
+def test_a_group_chunk_polled_as_batches_reads_and_commits_as_its_messages_do():
+    # Group mode (non-replayable transports) polls Arrow batches on the driver and ships
+    # them to the executors as they are; what Spark reads and what the group commits
+    # must be what the same chunk as Message objects gives.
+    from omconnect_spark.group_reading import _next_positions
+    from omconnect_spark.reading import MessagesPartition, PolledPartition, read_partition
+
+    from omconnect.columnar.messages import messages_to_batch
+
+    messages = [Message(topic, f"k{i}".encode(), f"v{i}".encode(), (("h", b"x"),),
+                        1_700_000_000_000 + i, partition, offset)
+                for i, (topic, partition, offset) in enumerate([
+                    ("a", 0, 7), ("a", 1, 3), ("b", 0, 9), ("a", 0, 8), ("a", 1, 4),
+                    ("a", 0, 9)])]
+    polled = [messages_to_batch(messages[:4]), messages_to_batch(messages[4:])]
+    expected = {TopicPartition("a", 0): 10, TopicPartition("a", 1): 5,
+                TopicPartition("b", 0): 10}
+    assert _next_positions(polled, columnar=True) == expected
+    assert _next_positions(messages, columnar=False) == expected
+    options = ReadOptions.parse(spark_options(topics="a,b"))
+    schema = read_schema()
+    from_batch = [row for part in polled
+                  for batch in read_partition(options, schema, PolledPartition(part))
+                  for row in batch.to_pylist()]
+    from_messages = [row for batch in read_partition(options, schema,
+                                                      MessagesPartition(messages))
+                     for row in batch.to_pylist()]
+    assert from_batch == from_messages
+    assert [row["offset"] for row in from_batch] == [7, 3, 9, 8, 4, 9]
+
+
 def test_values_decode_through_an_omconnect_converter_into_typed_columns():
     value_type = StructType([StructField("id", LongType()), StructField("item", StringType())])
     options = ReadOptions.parse(spark_options(
