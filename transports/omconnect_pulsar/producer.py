@@ -340,7 +340,15 @@ class PulsarProducer(Producer):
                     f"pulsar: flush: sends still unacknowledged after {timeout:g} s") from None
 
     def close(self, timeout: float | None = None) -> None:
-        """Flush, then close every Pulsar producer. Idempotent."""
+        """Flush, then close every Pulsar producer, waiting for the broker's answers (at
+        most the operation timeout: a dead broker does not hold it longer). Idempotent.
+
+        The closes are asynchronous and awaited together. Not awaiting them let the
+        client's threads answer after the caller went on, typically after the transport
+        had closed the client ("Failed to close producer: AlreadyClosed" logged) or, at
+        the end of a program, into a finalizing interpreter, which aborts the process
+        ("terminate called without an active exception", exit 134).
+        """
         if self._closed:
             return
         try:
@@ -350,11 +358,17 @@ class PulsarProducer(Producer):
                 self._closed = True
                 producers, self._producers = list(self._producers.values()), {}
                 self._client = None  # a closed producer keeps no client alive
+            closing = []
             for producer in producers:
+                closed = threading.Event()
                 try:
-                    producer.close_async(_ignore)
+                    producer.close_async(lambda _result, closed=closed: closed.set())
                 except Exception:
                     continue
+                closing.append(closed)
+            deadline = time.monotonic() + self._where.timeout_s
+            for closed in closing:
+                closed.wait(max(0.0, deadline - time.monotonic()))
 
 
 def _ignore(*_: Any) -> None:
