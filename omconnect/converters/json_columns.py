@@ -12,9 +12,10 @@ characters, a quote and the tail, the strings are sliced out in Arrow. Otherwise
 other column types, the converter has no column form for the batch and the runtime
 converts it record by record.
 
-A ``struct`` column of flat fields (integers, booleans, floats, strings, and the logical
-Date, Time and Timestamp, written as the integers Connect stores; no Decimal, no
-default), or of structs of such fields at any depth, is written the same way:
+A ``struct`` column of flat fields (integers, booleans, floats, strings, the logical
+Date, Time and Timestamp, written as the integers Connect stores, and Decimal as
+``decimal.format=BASE64`` writes it, from a ``decimal128`` column of the schema's scale;
+no default), or of structs of such fields at any depth, is written the same way:
 each field's JSON text as a column (integers and booleans by Arrow casts, strings between
 quotes with ``\`` and ``"`` escaped in Arrow, floats by Python's ``repr``, the one step
 with an object per value, since Arrow's shortest form writes ``1`` and ``1e+15`` where
@@ -41,7 +42,8 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 
 from omconnect.columnar.typed_values import column_fits  # noqa: E402
-from omconnect.data.logical import DATE, TIME, TIMESTAMP  # noqa: E402
+from omconnect.data.logical import DATE, TIME, TIMESTAMP, decimal_scale  # noqa: E402
+from omconnect.data.logical_names import DECIMAL  # noqa: E402
 from omconnect.data.schema import Schema, Type  # noqa: E402
 
 __all__ = ["json_string_column", "json_string_values", "json_struct_column"]
@@ -51,6 +53,8 @@ _CONTROL = "[\\x00-\\x1f]"
 _FLAT = frozenset((Type.INT8, Type.INT16, Type.INT32, Type.INT64, Type.BOOLEAN,
                    Type.FLOAT32, Type.FLOAT64, Type.STRING))
 _TIMES = frozenset((DATE, TIME, TIMESTAMP))
+_BASE64 = np.frombuffer(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
 
 
 def json_string_column(column: pa.Array, head: str, tail: str,
@@ -138,6 +142,7 @@ def _plain_struct(schema: Schema) -> bool:
     """
     return all(f.schema.default is None
                and ((f.schema.name in _TIMES and f.schema.type.is_integer)
+                    or (f.schema.name == DECIMAL and f.schema.type is Type.BYTES)
                     or (not f.schema.name and (
                         f.schema.type in _FLAT
                         or (f.schema.type is Type.STRUCT and _plain_struct(f.schema)))))
@@ -154,6 +159,8 @@ def _object_text(column: pa.Array, schema: Schema) -> pa.Array | None:
                                                strict=True)):
         if field.schema.type is Type.STRUCT:
             text = _object_text(child, field.schema)
+        elif field.schema.name == DECIMAL:
+            text = _decimal_text(child, decimal_scale(field.schema))
         elif field.schema.name:
             text = _time_text(child)
         else:
@@ -197,6 +204,46 @@ def _time_text(child: pa.Array) -> pa.Array | None:
     if child.null_count:
         text = pc.if_else(child.is_null(), "null", text)
     return text
+
+
+def _decimal_text(child: pa.Array, scale: int) -> pa.Array | None:
+    """A Decimal field's JSON text per row as ``decimal.format=BASE64`` writes it: the
+    base64 of the unscaled value's minimal two's-complement big-endian bytes (Java's
+    ``BigInteger.toByteArray``) between quotes, ``null`` for a null; computed on the
+    ``decimal128`` column's 16-byte words with numpy. ``None`` for another type or scale.
+    """
+    kind = child.type
+    if not pa.types.is_decimal128(kind) or kind.scale != scale:
+        return None
+    rows = len(child)
+    words = np.frombuffer(child.buffers()[1], np.uint8)[
+        child.offset * 16:(child.offset + rows) * 16].reshape(rows, 16)[:, ::-1]
+    # A leading byte is redundant when it only repeats the sign of the byte after it.
+    high = words[:, 1:] >= 0x80
+    redundant = ((words[:, :-1] == 0) & ~high) | ((words[:, :-1] == 0xFF) & high)
+    lengths = 16 - np.cumprod(redundant, axis=1).sum(axis=1)
+    widths = 2 + 4 * ((lengths + 2) // 3)  # quotes around the base64 text
+    offsets = np.zeros(rows + 1, np.int32)
+    np.cumsum(widths, out=offsets[1:])
+    data = np.empty(int(offsets[-1]), np.uint8)
+    for length in np.unique(lengths):
+        at = np.flatnonzero(lengths == length)
+        padded = np.zeros((len(at), (length + 2) // 3 * 3), np.uint8)
+        padded[:, :length] = words[at, 16 - length:]
+        trio = padded.reshape(len(at), -1, 3).astype(np.uint32)
+        bits = (trio[:, :, 0] << 16) | (trio[:, :, 1] << 8) | trio[:, :, 2]
+        sextets = np.stack([(bits >> shift) & 63 for shift in (18, 12, 6, 0)], axis=2)
+        text = _BASE64[sextets.reshape(len(at), -1)]
+        pad = padded.shape[1] - length
+        if pad:
+            text[:, -pad:] = ord("=")
+        quoted = np.full((len(at), text.shape[1] + 2), ord('"'), np.uint8)
+        quoted[:, 1:-1] = text
+        data[offsets[at][:, None] + np.arange(quoted.shape[1])] = quoted
+    strings = pa.StringArray.from_buffers(rows, pa.py_buffer(offsets), pa.py_buffer(data))
+    if child.null_count:
+        strings = pc.if_else(child.is_null(), "null", strings)
+    return strings
 
 
 def _field_text(child: pa.Array, kind: Type) -> pa.Array | None:

@@ -5,6 +5,7 @@ from_connect gives each item, or no column form (record by record) where it cann
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 
 import pytest
 
@@ -275,6 +276,59 @@ def test_any_struct_column_of_dates_and_times_gives_the_record_bytes(
     assert fast.to_pylist() == records
 
 
+_EXACT = decimal.Context(prec=80)
+
+
+@st.composite
+def _decimal_struct_columns(draw: st.DrawFn) -> tuple[object, object]:
+    """A struct column of Decimal fields (decimal128 of drawn precision and scale, values
+    of either sign up to the precision, nulls where optional) beside an int64 field,
+    possibly a slice of a longer column.
+    """
+    count = draw(st.integers(1, 3))
+    builder = SchemaBuilder.struct().field("n", INT64_SCHEMA)
+    fields = [pa.field("n", pa.int64(), False)]
+    values = []
+    for index in range(count):
+        precision = draw(st.integers(1, 38))
+        scale = draw(st.integers(0, precision))
+        optional = draw(st.booleans())
+        builder.field(f"d{index}", logical.decimal_schema(scale, optional=optional))
+        fields.append(pa.field(f"d{index}", pa.decimal128(precision, scale), optional))
+        limit = 10 ** precision - 1
+        number = st.integers(-limit, limit).map(
+            lambda u, scale=scale: decimal.Decimal(u).scaleb(-scale, _EXACT))
+        values.append((st.none() | number) if optional else number)
+    rows = draw(st.lists(st.tuples(*values), min_size=1, max_size=8))
+    column = pa.array([{"n": i, **{f"d{j}": v for j, v in enumerate(row)}}
+                       for i, row in enumerate(rows)], pa.struct(fields))
+    start = draw(st.integers(0, len(rows) - 1))
+    return column.slice(start), builder.build()
+
+
+@settings(max_examples=300, deadline=None)
+@given(_decimal_struct_columns(), st.booleans())
+def test_any_struct_column_of_decimals_gives_the_record_bytes(
+        drawn: tuple[object, object], schemas: bool) -> None:
+    from omconnect.columnar.typed_values import value_builder
+
+    column, schema = drawn
+    converter = _converter(schemas)
+    fast = converter.serialize_column("t", column, schema)
+    assert fast is not None, "decimals written as BASE64 have a column form"
+    records = [converter.from_connect("t", schema, value)
+               for value in map(value_builder(schema), column.to_pylist())]
+    assert fast.to_pylist() == records
+
+
+def test_numeric_decimals_are_written_record_by_record() -> None:
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": False, "decimal.format": "NUMERIC"}, is_key=False)
+    schema = SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build()
+    column = pa.array([{"p": decimal.Decimal("1.50")}], pa.struct([("p", pa.decimal128(5, 2))]))
+    assert converter.serialize_column("t", column, schema) is None
+
+
 @pytest.mark.parametrize(("column", "schema", "why"), [
     (pa.array([{"d": 1}], pa.struct([("d", pa.float64())])),
      SchemaBuilder.struct().field("d", SchemaBuilder.float64().build()).build(), "fits"),
@@ -294,7 +348,13 @@ def test_any_struct_column_of_dates_and_times_gives_the_record_bytes(
          "m", SchemaBuilder.array(INT64_SCHEMA).build()).build()).build(),
      "an array in a nested struct"),
     (pa.array([{"p": 1}], pa.struct([("p", pa.decimal128(5, 2))])),
-     SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build(), "a decimal field"),
+     SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build(), "fits"),
+    (pa.array([{"p": 1}], pa.struct([("p", pa.decimal128(5, 3))])),
+     SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build(),
+     "a decimal column of another scale"),
+    (pa.array([{"p": 1}], pa.struct([("p", pa.decimal256(5, 2))])),
+     SchemaBuilder.struct().field("p", logical.decimal_schema(2)).build(),
+     "a decimal256 column"),
     (pa.array([{"n": 1}], pa.struct([("n", pa.int64())])),
      SchemaBuilder.struct().field("n", SchemaBuilder.int32().build()).build(),
      "int64 values for an INT32 field"),

@@ -39,6 +39,8 @@ def _write(directory: Path, objects: int = 2, extra: str = "") -> None:
         elif extra == "decimal":
             columns["price"] = pa.array([decimal.Decimal(i) / 100 for i in range(ROWS)],
                                         pa.decimal128(9, 2))
+        elif extra == "list":
+            columns["tags"] = pa.array([[f"t{i % 3}"] * (i % 3) for i in range(ROWS)])
         table = pa.table(columns)
         pq.write_table(table, directory / f"part-{n}.parquet", row_group_size=100)
 
@@ -143,8 +145,8 @@ def _run(tmp_path: Path, columnar: bool) -> tuple[list[tuple[bytes, bytes]], Any
         MemoryTransport.reset(namespace)
 
 
-@pytest.mark.parametrize("extra", ["", "date", "decimal"],
-                         ids=["flat", "with-a-date", "with-a-decimal"])
+@pytest.mark.parametrize("extra", ["", "date", "decimal", "list"],
+                         ids=["flat", "with-a-date", "with-a-decimal", "with-a-list"])
 def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, extra):
     _write(tmp_path / "in", extra=extra)
     columnar, batch_metrics = _run(tmp_path, columnar=True)
@@ -152,7 +154,7 @@ def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, extra):
     assert len(columnar) == 2 * ROWS
     assert columnar == per_record
     assert record_metrics.columnar == record_metrics.columnar_fallback == 0
-    if extra == "decimal":  # JSON has no column form for decimals: rows per record
+    if extra == "list":  # JSON has no column form for arrays: rows per record
         assert batch_metrics.columnar_fallback == 2 * ROWS
-    else:  # JSON's struct column form (dates included): no record to the transport
+    else:  # JSON's struct column form (dates, decimals): no record to the transport
         assert batch_metrics.columnar == 2 * ROWS and batch_metrics.columnar_fallback == 0
