@@ -30,6 +30,7 @@ the error) leaves the batch to the records.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Sequence
 
 from omconnect.plugins import require
@@ -213,8 +214,8 @@ def _decimal_text(child: pa.Array, scale: int) -> pa.Array | None:
     ``decimal128`` column's 16-byte words with numpy. ``None`` for another type or scale.
     """
     kind = child.type
-    if not pa.types.is_decimal128(kind) or kind.scale != scale:
-        return None
+    if not pa.types.is_decimal128(kind) or kind.scale != scale or sys.byteorder != "little":
+        return None  # (Arrow's words are in the machine's byte order)
     rows = len(child)
     words = np.frombuffer(child.buffers()[1], np.uint8)[
         child.offset * 16:(child.offset + rows) * 16].reshape(rows, 16)[:, ::-1]
