@@ -345,9 +345,7 @@ class PulsarProducer(Producer):
 
         The closes are asynchronous and awaited together. Not awaiting them let the
         client's threads answer after the caller went on, typically after the transport
-        had closed the client ("Failed to close producer: AlreadyClosed" logged) or, at
-        the end of a program, into a finalizing interpreter, which aborts the process
-        ("terminate called without an active exception", exit 134).
+        had closed the client ("Failed to close producer: AlreadyClosed" logged).
         """
         if self._closed:
             return
