@@ -1,10 +1,12 @@
 """SparkParquetSink: the standalone runtime writes micro-batches to a Parquet table through
 a SparkSession (entry point ``spark-parquet``).
 
-Each task buffers what ``put`` gives it; at every commit (``offset.flush.interval.ms``, or
-sooner once ``flush.max.records`` are buffered) ``flush`` writes the buffer as one Spark
-job into the table at ``path`` (layout in :mod:`omconnect_spark.parquet_table`) and only
-after that job committed does the runtime commit the consumed positions.
+Each task buffers what ``put`` (records) or ``put_batch`` (Arrow batches, on the
+runtime's columnar path: no object per record) gives it; at every commit
+(``offset.flush.interval.ms``, or sooner once ``flush.max.records`` are buffered) ``flush``
+writes the buffer as one Spark job into the table at ``path`` (layout in
+:mod:`omconnect_spark.parquet_table`) and only after that job committed does the runtime
+commit the consumed positions.
 
 Exactly-once into the table: every flush writes directories named by partition and offset
 range (``topic=orders/partition=0/offsets=<first>-<last>``), moved into place at the job's
@@ -25,6 +27,13 @@ Config:
       twice as many, ``put`` pushes back (RetriableError) until a flush has written.
     * ``schemaless.column.type`` (``string``): column type of keys and values that have no
       schema: ``string`` or ``binary`` (see :mod:`omconnect_spark.arrow_values`).
+
+Column types: a record's key and value columns follow its schemas
+(:mod:`omconnect_spark.arrow_values`); a batch's are the Arrow types the converters read
+(``binary`` from the ByteArray converter, ``string`` from the String converter and from
+JSON strings). Both give the same types for the same converter, except JSON without
+schemas with ``schemaless.column.type=binary``: its batches keep ``string``. Rows whose
+types change start a new ``offsets=`` directory, as a schema change does.
 """
 
 from __future__ import annotations
@@ -39,7 +48,14 @@ from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, 
 from omconnect.connector import SinkConnector, SinkTask
 from omconnect.errors import ConnectError, IllegalStateError, RetriableError
 from omconnect.records import SinkRecord, TopicPartition
-from omconnect_spark.parquet_table import split_segments, write_segments, written_ends
+from omconnect_spark.parquet_table import (
+    batch_table,
+    merge_segments,
+    records_table,
+    split_segments,
+    write_segments,
+    written_ends,
+)
 from omconnect_spark.session import SharedSparkSession
 
 __all__ = ["CONFIG_DEF", "SparkParquetSinkConnector", "SparkParquetSinkTask"]
@@ -133,7 +149,7 @@ class SparkParquetSinkTask(SinkTask):
         self._path = ""
         self._flush_max = 0
         self._binary = False
-        self._buffer: dict[TopicPartition, list[SinkRecord]] = {}
+        self._buffer: dict[TopicPartition, _Pending] = {}
         self._buffered = 0
         self._written: dict[TopicPartition, int] = {}
 
@@ -179,19 +195,56 @@ class SparkParquetSinkTask(SinkTask):
 
         """
         with self._lock:
-            self._require_started()
-            if self._buffered >= 2 * self._flush_max:
-                self.context.request_commit()
-                raise RetriableError(f"{self._buffered} records wait for a flush to "
-                                     f"{self._path}; retrying after it")
+            self._push_back()
             for record in records:
                 tp = record.topic_partition
                 if record.offset < self._written.get(tp, 0):
                     continue  # already in the table (written before a restart)
-                self._buffer.setdefault(tp, []).append(record)
+                self._pending(tp).add_record(record)
                 self._buffered += 1
-            if self._buffered >= self._flush_max:
-                self.context.request_commit()
+            self._commit_when_full()
+
+    def put_batch(self, batch: Any) -> None:
+        """Buffer the rows of an Arrow ``batch`` (the runtime's columnar path; those
+        already in the table are dropped), as columns: no object per record.
+
+        Raises:
+            RetriableError: As :meth:`put`.
+
+        """
+        import numpy as np
+
+        with self._lock:
+            self._push_back()
+            if batch.num_rows == 0:
+                return
+            for tp, rows in _partition_runs(batch_table(batch)):
+                written = self._written.get(tp, 0)
+                if written:  # rows below it are in the table already (before a restart)
+                    first = int(np.searchsorted(rows.column("offset").to_numpy(), written))
+                    rows = rows.slice(first)
+                    if not rows.num_rows:
+                        continue
+                self._pending(tp).add_table(rows)
+                self._buffered += rows.num_rows
+            self._commit_when_full()
+
+    def _push_back(self) -> None:
+        self._require_started()
+        if self._buffered >= 2 * self._flush_max:
+            self.context.request_commit()
+            raise RetriableError(f"{self._buffered} records wait for a flush to "
+                                 f"{self._path}; retrying after it")
+
+    def _commit_when_full(self) -> None:
+        if self._buffered >= self._flush_max:
+            self.context.request_commit()
+
+    def _pending(self, tp: TopicPartition) -> _Pending:
+        pending = self._buffer.get(tp)
+        if pending is None:
+            pending = self._buffer[tp] = _Pending()
+        return pending
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Write the buffer to the table as one Spark job (per column types); returns
@@ -207,15 +260,15 @@ class SparkParquetSinkTask(SinkTask):
             if not self._buffered:
                 return
             spark = self._require_started()
-            per_partition = {tp: split_segments(records, binary=self._binary)
-                             for tp, records in self._buffer.items() if records}
             try:
-                write_segments(spark, self._path, per_partition, binary=self._binary)
+                per_partition = {tp: pending.segments(binary=self._binary)
+                                 for tp, pending in self._buffer.items() if pending.rows}
+                write_segments(spark, self._path, per_partition)
             except Exception as exc:
                 raise _translate(exc, self._path) from exc
-            for tp, records in self._buffer.items():
-                if records:
-                    self._written[tp] = records[-1].offset + 1
+            for tp, pending in self._buffer.items():
+                if pending.rows:
+                    self._written[tp] = pending.last_offset + 1
             self._buffer.clear()
             self._buffered = 0
 
@@ -225,7 +278,9 @@ class SparkParquetSinkTask(SinkTask):
         """
         with self._lock:
             for tp in partitions:
-                self._buffered -= len(self._buffer.pop(tp, []))
+                pending = self._buffer.pop(tp, None)
+                if pending is not None:
+                    self._buffered -= pending.rows
                 self._written.pop(tp, None)
 
     def stop(self) -> None:
@@ -242,6 +297,63 @@ class SparkParquetSinkTask(SinkTask):
             raise IllegalStateError("the spark-parquet sink task is not started or was "
                                     "stopped")
         return self._spark
+
+
+class _Pending:
+    """One partition's buffered rows, in offset order: runs of records (from ``put``)
+    and Arrow tables (from ``put_batch``).
+    """
+
+    __slots__ = ("last_offset", "parts", "rows")
+
+    def __init__(self) -> None:
+        self.parts: list[list[SinkRecord] | Any] = []
+        self.rows = 0
+        self.last_offset = -1
+
+    def add_record(self, record: SinkRecord) -> None:
+        if not self.parts or not isinstance(self.parts[-1], list):
+            self.parts.append([])
+        self.parts[-1].append(record)
+        self.rows += 1
+        self.last_offset = record.offset
+
+    def add_table(self, table: Any) -> None:
+        self.parts.append(table)
+        self.rows += table.num_rows
+        self.last_offset = table.column("offset")[-1].as_py()
+
+    def segments(self, *, binary: bool) -> list[Any]:
+        """The buffered rows as Arrow tables, one per run of the same column types."""
+        tables: list[Any] = []
+        for part in self.parts:
+            if isinstance(part, list):
+                tables += [records_table(segment, binary=binary)
+                           for segment in split_segments(part, binary=binary)]
+            else:
+                tables.append(part)
+        return merge_segments(tables)
+
+
+def _partition_runs(table: Any) -> list[tuple[TopicPartition, Any]]:
+    """``table``'s rows per (topic, partition), each in the order given."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    topics = table.column("topic")
+    partitions = table.column("partition").to_numpy()
+    first_topic = topics[0].as_py()
+    if (partitions == partitions[0]).all() and pc.all(pc.equal(topics, first_topic)).as_py():
+        return [(TopicPartition(first_topic, int(partitions[0])), table)]
+    encoded = pc.dictionary_encode(topics.combine_chunks())
+    names = encoded.dictionary.to_pylist()
+    codes = encoded.indices.to_numpy().astype(np.int64) * (1 << 32) + partitions
+    runs = []
+    for code in np.unique(codes):
+        rows = np.flatnonzero(codes == code)
+        runs.append((TopicPartition(names[int(code >> 32)], int(code & 0xFFFFFFFF)),
+                     table.take(rows)))
+    return runs
 
 
 def _translate(exc: Exception, path: str) -> ConnectError:

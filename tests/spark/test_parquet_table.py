@@ -92,3 +92,41 @@ def test_a_schema_change_cuts_a_partition_into_segments_in_offset_order():
                record(4, "more text")]
     segments = split_segments(records, binary=False)
     assert [[r.offset for r in segment] for segment in segments] == [[0, 1], [2], [3, 4]]
+
+
+def test_a_columnar_batch_becomes_the_same_table_as_its_records():
+    from omconnect.columnar.columns import consumed_batch
+    from omconnect.data.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
+    from omconnect_spark.parquet_table import batch_table, records_table
+
+    headers = [[("trace", b"\xff\x01"), ("n", b"5")], [], None]
+    polled = consumed_batch(["orders"] * 3, [1] * 3, [7, 8, 9],
+                            [1_700_000_000_000, None, 1_700_000_000_005],
+                            [b"k7", None, b"k9"], [b"\x00v", b"w", None], headers)
+    # What the String (key) and ByteArray (value) converters give put_batch.
+    batch = polled.set_column(4, "key", polled.column("key").cast(pa.string()))
+    records = [SinkRecord(topic="orders", partition=1, offset=7 + i,
+                          key=None if key is None else key.decode(),
+                          key_schema=OPTIONAL_STRING_SCHEMA, value=value,
+                          value_schema=OPTIONAL_BYTES_SCHEMA, timestamp=stamp,
+                          headers=list(pairs or ()))
+               for i, (key, value, stamp, pairs) in enumerate(zip(
+                   [b"k7", None, b"k9"], [b"\x00v", b"w", None],
+                   [1_700_000_000_000, None, 1_700_000_000_005], headers))]
+    from_batch = batch_table(batch)
+    assert from_batch.equals(records_table(records, binary=False))
+    assert from_batch.to_pylist()[0]["headers"] == [{"key": "trace", "value": "/wE="},
+                                                    {"key": "n", "value": "5"}]
+    # A slice of a batch (what a filtering transform or a split leaves) keeps its rows.
+    assert batch_table(batch.slice(1, 2)).equals(records_table(records[1:], binary=False))
+
+
+def test_consecutive_tables_of_the_same_types_make_one_segment():
+    from omconnect_spark.parquet_table import merge_segments, records_table
+
+    text = [record(i, f"v{i}") for i in range(4)]
+    typed = [record(4, order(4), ORDER)]
+    tables = [records_table(text[:2], binary=False), records_table(text[2:], binary=False),
+              records_table(typed, binary=False)]
+    segments = merge_segments(tables)
+    assert [s.column("offset").to_pylist() for s in segments] == [[0, 1, 2, 3], [4]]
