@@ -13,6 +13,10 @@ Features:
       ``offset_range`` work on any partition, and a new group starts from the oldest
       message (or the newest, with ``start="latest"``).
     * Pause/resume, headers, ``wakeup``, a key/value store, an admin.
+    * Native columnar calls: ``send_batch`` stores a batch's rows as Arrow columns
+      (one slice per partition, no object per row) and ``poll_batch`` reads them back
+      as slices; ``send`` stores messages. A partition may hold both, in offset order,
+      and each call reads either (:class:`_Log`).
     * Not persistent and not shared across processes: everything lives in this process's
       memory and is gone when it exits.
 
@@ -35,13 +39,14 @@ Options (each also documented in :attr:`MemoryTransport.config_def`):
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 import uuid
 import weakref
 from collections.abc import Iterator, Mapping, Sequence, Set
 from concurrent.futures import Future
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import attrs
 
@@ -64,6 +69,11 @@ from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionEr
 from omconnect.transport.messages import Message, TopicSpec, build_message
 from omconnect.transport.spi import Admin, KeyValueStore, Producer, StartFrom, Transport
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from omconnect.columnar.metadata import BatchMetadata
+
 __all__ = ["MemoryTransport"]
 
 
@@ -81,12 +91,93 @@ class _Group:
     offsets: dict[TopicPartition, int] = attrs.field(factory=dict)
 
 
+class _Log:
+    """One partition's records in offset order, as chunks: lists of messages (from
+    ``send``) and Arrow batches of the consumed columns (from ``send_batch``; see
+    :func:`~omconnect.columnar.columns.consumed_schema`). Each read returns the form asked
+    for, converting only the chunks of the other form.
+    """
+
+    __slots__ = ("_chunks", "_starts", "end")
+
+    def __init__(self) -> None:
+        self._chunks: list[list[Message] | pa.RecordBatch] = []
+        self._starts: list[int] = []
+        self.end = 0
+        """The offset the next record gets (the number of records)."""
+
+    def __len__(self) -> int:
+        return self.end
+
+    def append(self, message: Message) -> None:
+        """Add ``message`` (its partition and offset set) at :attr:`end`."""
+        if not self._chunks or not isinstance(self._chunks[-1], list):
+            self._starts.append(self.end)
+            self._chunks.append([])
+        self._chunks[-1].append(message)
+        self.end += 1
+
+    def append_columns(self, batch: pa.RecordBatch) -> None:
+        """Add the rows of a consumed-schema ``batch`` whose offsets start at :attr:`end`."""
+        self._starts.append(self.end)
+        self._chunks.append(batch)
+        self.end += batch.num_rows
+
+    def _pieces(self, offset: int, limit: int
+                ) -> Iterator[tuple[list[Message] | pa.RecordBatch, int, int]]:
+        """The chunks holding ``offset`` to ``offset + limit`` (exclusive), each with the
+        range of its own rows to read.
+        """
+        stop = min(self.end, offset + limit)
+        index = max(0, bisect.bisect_right(self._starts, offset) - 1)
+        while offset < stop and index < len(self._chunks):
+            start = self._starts[index]
+            chunk = self._chunks[index]
+            size = len(chunk) if isinstance(chunk, list) else chunk.num_rows
+            low, high = offset - start, min(size, stop - start)
+            if low < high:
+                yield chunk, low, high
+                offset = start + high
+            index += 1
+
+    def messages(self, offset: int, limit: int) -> list[Message]:
+        """Up to ``limit`` records from ``offset``, as messages."""
+        out: list[Message] = []
+        for chunk, low, high in self._pieces(offset, limit):
+            if isinstance(chunk, list):
+                out += chunk[low:high]
+            else:
+                from omconnect.columnar.messages import batch_to_messages
+
+                out += batch_to_messages(None, chunk.slice(low, high - low))
+        return out
+
+    def columns(self, offset: int, limit: int) -> pa.RecordBatch | None:
+        """Up to ``limit`` records from ``offset``, as one consumed batch (``None`` when
+        there are none); rows stored as columns are slices, no copy.
+        """
+        parts = []
+        for chunk, low, high in self._pieces(offset, limit):
+            if isinstance(chunk, list):
+                from omconnect.columnar.messages import messages_to_batch
+
+                parts.append(messages_to_batch(chunk[low:high]))
+            else:
+                parts.append(chunk if (low, high) == (0, chunk.num_rows)
+                             else chunk.slice(low, high - low))
+        if len(parts) <= 1:
+            return parts[0] if parts else None
+        import pyarrow as pa
+
+        return pa.concat_batches(parts)
+
+
 class _Space:
     """Everything one namespace holds. Every access holds :attr:`lock`."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.topics: dict[str, list[list[Message]]] = {}
+        self.topics: dict[str, list[_Log]] = {}
         self.topic_configs: dict[str, dict[str, str]] = {}
         self.groups: dict[str, _Group] = {}
         self.stores: dict[str, dict[str, bytes]] = {}
@@ -94,10 +185,10 @@ class _Space:
 
     def create_topic(
         self, name: str, partitions: int, config: Mapping[str, str] | None = None
-    ) -> list[list[Message]]:
+    ) -> list[_Log]:
         logs = self.topics.get(name)
         if logs is None:
-            logs = self.topics[name] = [[] for _ in range(partitions)]
+            logs = self.topics[name] = [_Log() for _ in range(partitions)]
             self.topic_configs[name] = dict(config or {})
         return logs
 
@@ -236,7 +327,9 @@ class MemoryTransport(Transport):
 
 
 class MemoryProducer(Producer):
-    """Appends batches to the space's logs; the future is complete when ``send`` returns."""
+    """Appends batches to the space's logs; the future is complete when ``send`` (or
+    ``send_batch``) returns.
+    """
 
     def __init__(
         self,
@@ -279,7 +372,7 @@ class MemoryProducer(Producer):
             for message, partition in zip(messages, partitions, strict=True):
                 log = space.topics[message.topic][partition]
                 timestamp = message.timestamp if message.timestamp is not None else stamp
-                offset = len(log)
+                offset = log.end
                 log.append(build_message(message.topic, message.key, message.value,
                                          message.headers, timestamp, partition, offset))
                 acknowledged.append(build_record_metadata(message.topic, partition, offset,
@@ -288,12 +381,70 @@ class MemoryProducer(Producer):
         future.set_result(acknowledged)
         return future
 
+    def send_batch(self, topic: str, batch: pa.RecordBatch) -> Future[BatchMetadata]:
+        """Store the rows of an Arrow ``batch`` (all or none) as columns, one slice per
+        partition (placed as :meth:`send` places messages), and return the completed
+        future of their :class:`~omconnect.columnar.BatchMetadata`.
+
+        Raises:
+            MessageTooLargeError: A row is over ``memory.max.message.bytes``.
+            TransportError: The producer is closed.
+
+        """
+        from omconnect.columnar.sizes import check_row_sizes
+        from omconnect.transport.kit.column_runs import column_metadata, column_runs
+
+        if self._closed:
+            raise TransportError("the producer is closed")
+        check_row_sizes(topic, batch, self._limit)
+        if batch.num_rows == 0:
+            return super().send_batch(topic, batch)
+        future: Future[BatchMetadata] = Future()
+        stamp = now_ms()
+        space = self._space
+        with space.lock:
+            logs = space.create_topic(topic, self._default_partitions)
+            try:
+                placement = column_runs(topic, batch, len(logs), self._partitioner, stamp)
+            except UnknownPartitionError as exc:
+                future.set_exception(failed_batch(batch.num_rows, exc.index, exc))
+                return future
+            firsts = []
+            for run in placement.runs:
+                log = logs[run.partition.partition]
+                firsts.append(log.end)
+                log.append_columns(_stored(run.partition, log.end, run.columns))
+        space.notify()
+        future.set_result(column_metadata(placement, firsts))
+        return future
+
     def flush(self, timeout: float | None = None) -> None:
         """Return at once: every send completed when it returned."""
 
     def close(self, timeout: float | None = None) -> None:
         """Refuse further sends. Idempotent."""
         self._closed = True
+
+
+def _stored(tp: TopicPartition, first: int, columns: pa.RecordBatch) -> pa.RecordBatch:
+    """A placed run's columns (``key``, ``value``, ``timestamp``, optional ``headers``)
+    as the consumed batch a reader gets: offsets from ``first``.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
+
+    rows = columns.num_rows
+    names = columns.schema.names
+    headers = columns.column("headers").cast(WIRE_HEADERS_TYPE) if "headers" in names \
+        else pa.nulls(rows, WIRE_HEADERS_TYPE)
+    return pa.RecordBatch.from_arrays([
+        pa.repeat(pa.scalar(tp.topic, pa.string()), rows),
+        pa.repeat(pa.scalar(tp.partition, pa.int32()), rows),
+        pa.array(np.arange(first, first + rows, dtype=np.int64)),
+        columns.column("timestamp"), columns.column("key"), columns.column("value"), headers,
+    ], schema=consumed_schema())
 
 
 class MemoryGroupStore(GroupStore):
@@ -378,14 +529,21 @@ class MemoryConsumer(LogConsumer):
             logs = self._space.topics.get(partition.topic)
             if logs is None or partition.partition >= len(logs):
                 return []
-            return logs[partition.partition][offset:offset + limit]
+            return logs[partition.partition].messages(offset, limit)
+
+    def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
+        with self._space.lock:
+            logs = self._space.topics.get(partition.topic)
+            if logs is None or partition.partition >= len(logs):
+                return None
+            return logs[partition.partition].columns(offset, limit)
 
     def _range(self, partition: TopicPartition) -> tuple[int, int] | None:
         with self._space.lock:
             logs = self._space.topics.get(partition.topic)
             if logs is None or not 0 <= partition.partition < len(logs):
                 return None
-            return 0, len(logs[partition.partition])
+            return 0, logs[partition.partition].end
 
     def _store_commit(self, group: str, offsets: Mapping[TopicPartition, int]) -> None:
         with self._space.lock:

@@ -9,6 +9,16 @@ from typing import Any
 
 import pytest
 
+# pytester's inline runs forget the modules first imported inside them, and numpy refuses
+# a second import in one process ("cannot load module more than once"): the columnar
+# cases import it (through pyarrow's compute and the transports' column code), so it is
+# imported here, outside every inline run, when the extra is installed.
+try:
+    import numpy  # noqa: F401
+    import pyarrow.compute  # noqa: F401
+except ImportError:  # the columnar cases skip themselves without the extra
+    pass
+
 MEMORY = "omconnect.transport.memory:MemoryTransport"
 
 
