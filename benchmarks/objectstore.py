@@ -1,7 +1,10 @@
-"""Throughput of the object-store source: JSON lines or Parquet objects in a local directory.
+"""Throughput of the object-store source: JSON lines, CSV or Parquet objects in a local
+directory.
 
-Writes ``--records`` records (8 fields each; as JSON lines about 150 bytes a line, or
-with ``--format parquet`` as Parquet files of 10,000-row groups) spread evenly over
+Writes ``--records`` records (8 fields each; as JSON lines about 150 bytes a line, with
+``--format csv`` as CSV with a header row (``id``, ``quantity`` and ``price`` typed by
+``csv.column.types``), or with ``--format parquet`` as Parquet files of 10,000-row
+groups) spread evenly over
 ``--objects`` objects in a temporary directory, then measures:
 
 * ``task_poll``: an ``ObjectStoreSourceTask`` polled in a loop until it returned every
@@ -11,24 +14,24 @@ with ``--format parquet`` as Parquet files of 10,000-row groups) spread evenly o
 * ``runtime`` (``--runtime``): the connector in a worker (``StandaloneHerder``) on the
   embedded transport, JSON converter without schemas: poll, convert, send, acknowledge,
   commit offsets; the clock runs from creating the connector until the transport
-  acknowledged every record. One run. With ``--format parquet`` twice: on the columnar
-  path (the task hands over Arrow batches; JSON has no column form for struct values
-  yet, so the runtime converts their rows per record) and with
+  acknowledged every record. One run. With ``--format parquet`` or ``csv`` twice: on the
+  columnar path (the task hands over Arrow batches, JSON writes them as columns) and with
   ``columnar.enable=false`` (records from the task on).
-* ``task_poll_batch`` (``--format parquet``): the same loop calling ``poll_batch``,
-  counting rows.
+* ``task_poll_batch`` (``--format parquet`` or ``csv``): the same loop calling
+  ``poll_batch``, counting rows.
 
 Rates are records per second of wall time and, for ``task_poll``, of this process's CPU
 time too (the machine is shared; the load average at the end says how busy it was).
 The last line is one JSON object with the figures.
 
 Usage: python benchmarks/objectstore.py [--records N] [--objects N] [--repeat N]
-    [--format jsonl|parquet] [--runtime]
+    [--format jsonl|csv|parquet] [--runtime]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
 import shutil
@@ -62,11 +65,28 @@ def write_objects(directory: Path, records: int, objects: int, input_format: str
             import pyarrow.parquet as pq
 
             pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=10_000)
+        elif input_format == "csv":
+            with path.open("w", newline="") as out:
+                writer = csv.DictWriter(out, fieldnames=list(rows[0]))
+                writer.writeheader()
+                writer.writerows(rows)
         else:
             path.write_bytes("".join(json.dumps(r) + "\n" for r in rows).encode())
         number += count
         total += path.stat().st_size
     return total
+
+
+COLUMNAR_FORMATS = ("parquet", "csv")
+"""Formats the object-store source reads as Arrow batches."""
+
+
+def reading(input_format: str) -> dict[str, str]:
+    """The connector settings that read ``input_format``."""
+    settings = {"input.format": input_format, "parquet.batch.size": "2000"}
+    if input_format == "csv":
+        settings["csv.column.types"] = "id:int64,quantity:int32,price:float64"
+    return settings
 
 
 class _NoOffsets(OffsetStorageReader):
@@ -93,8 +113,7 @@ def task_poll(directory: Path, records: int, input_format: str,
     ``batches``, through ``poll_batch``).
     """
     config = {"objectstore.url": str(directory), "topic": "bench",
-              "input.format": input_format, "max.poll.records": "2000",
-              "parquet.batch.size": "2000"}
+              "max.poll.records": "2000", **reading(input_format)}
     task = ObjectStoreSourceTask()
     task.initialize(_Context(config))
     wall, cpu = time.perf_counter(), time.process_time()
@@ -122,8 +141,7 @@ def runtime(directory: Path, workdir: Path, records: int, input_format: str,
         started = time.perf_counter()
         herder.create_connector({
             "name": "bench", "connector.class": "objectstore-source",
-            "objectstore.url": str(directory), "topic": "bench",
-            "input.format": input_format, "parquet.batch.size": "2000",
+            "objectstore.url": str(directory), "topic": "bench", **reading(input_format),
             "max.poll.records": "2000", "value.converter": "json",
             "value.converter.schemas.enable": "false", "key.converter": "string"})
         while True:
@@ -141,7 +159,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=1_000_000)
     parser.add_argument("--objects", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--format", choices=("jsonl", "parquet"), default="jsonl")
+    parser.add_argument("--format", choices=("jsonl", "csv", "parquet"), default="jsonl")
     parser.add_argument("--runtime", action="store_true",
                         help="also run the connector in a worker on the embedded transport")
     args = parser.parse_args()
@@ -160,7 +178,7 @@ def main() -> None:
         figures["task_poll_mib_per_s"] = round(size / wall / 2**20, 1)
         print(f"task poll loop: {args.records / wall:>12,.0f} records/s wall, "
               f"{args.records / cpu:>12,.0f} records/s CPU ({size / wall / 2**20:.1f} MiB/s)")
-        if args.format == "parquet":
+        if args.format in COLUMNAR_FORMATS:
             runs = [task_poll(directory, args.records, args.format, batches=True)
                     for _ in range(args.repeat)]
             wall = min(w for w, _ in runs)
@@ -173,7 +191,7 @@ def main() -> None:
             elapsed = runtime(directory, workdir, args.records, args.format)
             figures["runtime_records_per_s"] = round(args.records / elapsed)
             print(f"runtime (embedded): {args.records / elapsed:>12,.0f} records/s wall")
-            if args.format == "parquet":
+            if args.format in COLUMNAR_FORMATS:
                 elapsed = runtime(directory, workdir, args.records, args.format,
                                   columnar=False)
                 figures["runtime_per_record_records_per_s"] = round(args.records / elapsed)

@@ -53,10 +53,8 @@ def _primitive_fits(arrow_type: pa.DataType, schema: Schema) -> bool:
     kind = schema.type
     if kind.is_integer:
         return _int_fits(arrow_type, kind)
-    if kind is Type.FLOAT64:
+    if kind in (Type.FLOAT64, Type.FLOAT32):  # a FLOAT32 value is any Python float
         return bool(types.is_float64(arrow_type) or types.is_float32(arrow_type))
-    if kind is Type.FLOAT32:
-        return bool(types.is_float32(arrow_type))
     if kind is Type.BOOLEAN:
         return bool(types.is_boolean(arrow_type))
     if kind is Type.STRING:

@@ -111,7 +111,8 @@ def test_a_corrupt_parquet_object_is_an_errant_record_after_the_good_ones(tmp_pa
     assert "not a Parquet file" in str(items[-1].error)
 
 
-def _run(tmp_path: Path, columnar: bool) -> tuple[list[tuple[bytes, bytes]], Any]:
+def _run(tmp_path: Path, columnar: bool,
+         reading: dict[str, str] | None = None) -> tuple[list[tuple[bytes, bytes]], Any]:
     namespace = f"objects-{columnar}-{time.monotonic_ns()}"
     worker = {"transport": "memory", "memory.namespace": namespace,
               "offset.flush.interval.ms": 50, "columnar.enable": columnar,
@@ -122,8 +123,8 @@ def _run(tmp_path: Path, columnar: bool) -> tuple[list[tuple[bytes, bytes]], Any
             herder.create_connector({
                 "name": "objects", "connector.class": "objectstore-source",
                 "objectstore.url": str(tmp_path / "in"), "topic": "rows",
-                "input.format": "parquet", "parquet.batch.size": "64",
-                "objectstore.list.interval.ms": "0"})
+                "objectstore.list.interval.ms": "0",
+                **(reading or {"input.format": "parquet", "parquet.batch.size": "64"})})
             deadline = time.monotonic() + 30
             while not (herder.offsets("objects").offsets and all(
                     o["offset"].get("done") and o["offset"]["records"] == ROWS
@@ -158,3 +159,29 @@ def test_through_a_worker_both_paths_write_the_same_topic(tmp_path, extra):
         assert batch_metrics.columnar_fallback == 2 * ROWS
     else:  # JSON's struct column form (dates, decimals): no record to the transport
         assert batch_metrics.columnar == 2 * ROWS and batch_metrics.columnar_fallback == 0
+
+
+def _write_csv(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for n in range(2):
+        lines = ["id, city ,score,ok,note"]
+        lines += [f"{n * ROWS + i},c{i % 7},{i / 8 if i % 5 else ''},"
+                  f"{('true', 'false', '1')[i % 3]},"
+                  + ('"quoted, with ""marks"""' if i % 11 == 0 else "" if i % 4 else f"n{i}")
+                  for i in range(ROWS)]
+        (directory / f"part-{n}.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_csv_objects_come_as_batches_and_write_what_records_write(tmp_path):
+    _write_csv(tmp_path / "in")
+    reading = {"input.format": "csv", "csv.column.types": "id:int64,score:float32,ok:boolean"}
+    items = _poll_batches(config(tmp_path / "in", input_format="csv",
+                                 csv_column_types="id:int64,score:float32,ok:boolean",
+                                 max_poll_records=1000), 2 * ROWS)
+    assert items and all(isinstance(item, SourceBatch) for item in items)
+    columnar, batch_metrics = _run(tmp_path, columnar=True, reading=reading)
+    per_record, _ = _run(tmp_path, columnar=False, reading=reading)
+    assert len(columnar) == 2 * ROWS
+    assert columnar == per_record
+    assert batch_metrics.columnar == 2 * ROWS and batch_metrics.columnar_fallback == 0
+    assert b'"note":"quoted, with \\"marks\\""' in columnar[0][1]

@@ -95,9 +95,10 @@ def test_a_schema_change_cuts_a_partition_into_segments_in_offset_order():
 
 
 def test_a_columnar_batch_becomes_the_same_table_as_its_records():
+    from omconnect_spark.parquet_table import batch_table, records_table
+
     from omconnect.columnar.columns import consumed_batch
     from omconnect.data.schema import OPTIONAL_BYTES_SCHEMA, OPTIONAL_STRING_SCHEMA
-    from omconnect_spark.parquet_table import batch_table, records_table
 
     headers = [[("trace", b"\xff\x01"), ("n", b"5")], [], None]
     polled = consumed_batch(["orders"] * 3, [1] * 3, [7, 8, 9],
@@ -112,7 +113,7 @@ def test_a_columnar_batch_becomes_the_same_table_as_its_records():
                           headers=list(pairs or ()))
                for i, (key, value, stamp, pairs) in enumerate(zip(
                    [b"k7", None, b"k9"], [b"\x00v", b"w", None],
-                   [1_700_000_000_000, None, 1_700_000_000_005], headers))]
+                   [1_700_000_000_000, None, 1_700_000_000_005], headers, strict=True))]
     from_batch = batch_table(batch)
     assert from_batch.equals(records_table(records, binary=False))
     assert from_batch.to_pylist()[0]["headers"] == [{"key": "trace", "value": "/wE="},

@@ -51,7 +51,8 @@ class ParsedBatch(NamedTuple):
     :attr:`RecordFormat.reads_columns`).
 
     Attributes:
-        number: The first row's number (as :attr:`ParsedRecord.number`).
+        number: The first row's number (as :attr:`ParsedRecord.number`; for CSV, counted
+            as one line per row, see :mod:`~omconnect.source_base.formats.csv_columns`).
         rows: A ``pyarrow.RecordBatch`` with a ``value`` column (and a ``key`` column
             unless the records have no key): what
             :class:`~omconnect.columnar.SourceBatch` takes.

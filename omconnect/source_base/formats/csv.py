@@ -29,6 +29,7 @@ from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import ConfigError, DataError
 from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import (
+    ParsedBatch,
     ParsedRecord,
     RecordFormat,
     failed,
@@ -188,6 +189,48 @@ class CsvFormat(RecordFormat):
                             f"header lacks (columns: {', '.join(names)})")
         layout = self._layouts[names] = _Layout(builder.build(), parsers)
         return layout
+
+    def schema_for(self, names: Sequence[str]) -> Schema:
+        """The value schema of an object whose columns are ``names``.
+
+        Raises:
+            DataError: A name is empty or repeated, or ``csv.column.types`` names a column
+                that is not there.
+
+        """
+        return self._layout(tuple(names)).schema
+
+    @property
+    def reads_columns(self) -> bool:  # type: ignore[override]
+        """Whether :meth:`batches` reads columns: with pyarrow (the ``columnar`` extra)
+        and a UTF-8 encoding.
+        """
+        from omconnect.source_base.formats.csv_columns import column_reader_available
+
+        return self.encoding == "utf-8-sig" and column_reader_available()
+
+    def _read_batches(self, stream: IO[bytes], object_name: str,
+                      skip: int) -> Iterator[ParsedBatch | ParsedRecord]:
+        """Batches from pyarrow's CSV reader (:mod:`~omconnect.source_base.formats.
+        csv_columns`); from the first row it cannot read as :meth:`records` would (and
+        for an object resumed after ``skip`` records), the records :meth:`records` gives.
+        """
+        if skip or not self.reads_columns:
+            yield from self._read(stream, object_name, skip)
+            return
+        from omconnect.source_base.formats.csv_columns import NotColumnar, csv_batches
+        from omconnect.source_base.formats.seekable import seekable_source
+
+        with seekable_source(stream) as source:
+            start = source.tell()
+            given = 0
+            try:
+                for batch in csv_batches(self, source, object_name):
+                    given += batch.num_rows
+                    yield batch
+            except NotColumnar:
+                source.seek(start)
+                yield from self._read(source, object_name, given)
 
     def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
         text = io.TextIOWrapper(stream, encoding=self.encoding, newline="")

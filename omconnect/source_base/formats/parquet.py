@@ -37,9 +37,6 @@ INT64) is read record by record instead.
 
 from __future__ import annotations
 
-import contextlib
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
 
@@ -58,6 +55,7 @@ from omconnect.source_base.formats.base import (
     failed,
     record,
 )
+from omconnect.source_base.formats.seekable import seekable_source as _seekable_source
 
 __all__ = ["ParquetFormat", "arrow_to_connect"]
 
@@ -441,26 +439,6 @@ def _has_uint64(data_type: Any) -> bool:
     value_field = getattr(data_type, "value_field", None)  # the list kinds
     return value_field is not None and _has_uint64(value_field.type)
 
-
-@contextlib.contextmanager
-def _seekable_source(stream: IO[bytes]) -> Iterator[IO[bytes]]:
-    """``stream``, or a temporary file holding its bytes when it cannot seek (a Parquet
-    footer is read first), closed afterwards.
-    """
-    if _seekable(stream):
-        yield stream
-        return
-    with tempfile.TemporaryFile() as spooled:
-        shutil.copyfileobj(stream, spooled, 1 << 20)
-        spooled.seek(0)
-        yield spooled
-
-
-def _seekable(stream: IO[bytes]) -> bool:
-    try:
-        return bool(stream.seekable())
-    except (AttributeError, ValueError):
-        return False
 
 __getattr__ = renamed(__name__, {  # the names before record formats were named so
     "ParquetTransformer": "ParquetFormat",
