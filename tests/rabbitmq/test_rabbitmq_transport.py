@@ -457,6 +457,39 @@ def test_a_classic_send_that_no_queue_takes_is_not_acknowledged(
         closeable.close()
 
 
+def test_a_columnar_send_that_no_queue_takes_fails_only_its_rows(
+        make_transport: MakeTransport) -> None:
+    """``send_batch`` publishes from the columns as ``send`` does: rows no queue takes
+    fail retriably, row by row; once a group's queues exist they are taken, with their
+    partitions, tombstones and headers.
+    """
+    pa = pytest.importorskip("pyarrow")
+    transport = make_transport(streams=False)
+    topic = unique("half")
+    transport.admin().create_topics([TopicSpec(topic, 2)])
+    producer = transport.producer()
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array([b"a", b"b", None], pa.binary()), pa.array([0, 1, 0], pa.int32()),
+         pa.array([[("h", b"1")], None, []],
+                  pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())])))],
+        names=["value", "partition", "headers"])
+    with pytest.raises(SendError) as failed:
+        producer.send_batch(topic, batch).result(10)
+    outcomes = failed.value.outcomes
+    assert len(outcomes) == 3
+    assert all(isinstance(o, RetriableTransportError) for o in outcomes), outcomes
+    assert "no queue took" in str(outcomes[0])
+    subscribed = transport.consumer(unique("g"))
+    subscribed.subscribe([topic])
+    sent = producer.send_batch(topic, batch).result(10)
+    assert sent.partitions.to_pylist() == [0, 1, 0]
+    got = sorted(((m.partition, m.value, m.headers) for m in drain(subscribed, 3)),
+                 key=lambda item: (item[0], item[1] is None))
+    assert got == [(0, b"a", (("h", b"1"),)), (0, None, ()), (1, b"b", ())]
+    for closeable in (subscribed, producer):
+        closeable.close()
+
+
 def test_a_store_opened_right_after_a_broker_restart_waits_for_its_stream(
         make_transport: MakeTransport, broker: BrokerHandle) -> None:
     """Right after ``start_app`` the stream queues recover a moment after clients can

@@ -22,7 +22,7 @@ from typing import Any
 from omconnect.errors import TransportError
 from omconnect.transport.messages import Message, WireHeaders
 
-__all__ = ["decode_headers", "encode_headers", "to_message"]
+__all__ = ["amqp_headers", "amqp_table", "decode_headers", "encode_headers", "to_message"]
 
 KEY = "omc-key"
 TIMESTAMP = "omc-ts"
@@ -75,13 +75,19 @@ def amqp_headers(message: Message, timestamp: int) -> dict[str, Any]:
     """The AMQP headers table carrying ``message``'s key, timestamp, tombstone flag and
     headers.
     """
+    return amqp_table(message.key, message.value is None, message.headers, timestamp)
+
+
+def amqp_table(key: bytes | None, tombstone: bool, headers: WireHeaders,
+               timestamp: int) -> dict[str, Any]:
+    """The AMQP headers table of a message's fields (a row of a batch sent as columns)."""
     table: dict[str, Any] = {TIMESTAMP: timestamp}
-    if message.key is not None:
-        table[KEY] = bytes(message.key)
-    if message.value is None:
+    if key is not None:
+        table[KEY] = bytes(key)
+    if tombstone:
         table[NULL_VALUE] = 1
-    if message.headers:
-        table[HEADERS] = encode_headers(message.headers)
+    if headers:
+        table[HEADERS] = encode_headers(headers)
     return table
 
 

@@ -2,7 +2,10 @@
 
 ``send`` runs on the caller's thread: it checks sizes, places each message in a partition
 (Kafka's murmur2 of the key, :mod:`omconnect.transport.kit.partitioning`), builds the AMQP
-properties, and hands the batch to the producer's I/O thread, which publishes it on a
+properties, and hands the batch to the producer's I/O thread (``send_batch`` does the
+same from an Arrow batch's columns, with no ``Message`` per row and one
+:class:`~omconnect.columnar.BatchMetadata` as the acknowledgement: pika still takes one
+body and one properties object per message), which publishes it on a
 channel in confirm mode. The broker confirms persistent messages once they are written
 to disk (``basic.ack``, usually ``multiple=True`` for a run of them); the batch's future
 completes when every message of it is confirmed. A negative confirm, or a lost
@@ -35,7 +38,7 @@ import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import Future
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from omconnect.errors import (
     ConnectError,
@@ -57,9 +60,12 @@ from omconnect_rabbitmq.client import (
     chain,
     pika_module,
 )
-from omconnect_rabbitmq.codec import amqp_headers
+from omconnect_rabbitmq.codec import amqp_headers, amqp_table
 from omconnect_rabbitmq.errors import translate
 from omconnect_rabbitmq.topology import routing_key, topic_exchange
+
+if TYPE_CHECKING:
+    from omconnect.columnar.metadata import BatchMetadata
 
 __all__ = ["RabbitMQProducer"]
 
@@ -72,10 +78,11 @@ class _Batch:
     __slots__ = ("acks", "created", "first", "future", "last", "publishes", "returned")
 
     def __init__(self, publishes: list[tuple[str, str, bytes, Any]],
-                 acks: list[RecordMetadata]) -> None:
+                 acks: list[RecordMetadata] | BatchMetadata) -> None:
         self.publishes = publishes
         self.acks = acks
-        self.future: Future[list[RecordMetadata]] = Future()
+        """The acknowledgement: a list (``send``) or a batch's (``send_batch``)."""
+        self.future: Future[Any] = Future()
         self.created = time.monotonic()
         self.first = 0
         self.last = 0
@@ -90,10 +97,11 @@ class _Batch:
         if not self.returned:
             self.future.set_result(self.acks)
             return
-        outcomes: list[Any] = [self.returned.get(i, ack) for i, ack in enumerate(self.acks)]
+        acks = self.acks if isinstance(self.acks, list) else self.acks.records()
+        outcomes: list[Any] = [self.returned.get(i, ack) for i, ack in enumerate(acks)]
         first = next(iter(self.returned.values()))
         self.future.set_exception(SendError(
-            f"{len(self.returned)} of {len(self.acks)} message(s) not stored: {first}",
+            f"{len(self.returned)} of {len(acks)} message(s) not stored: {first}",
             outcomes))
 
     def fail(self, error: BaseException) -> None:
@@ -135,7 +143,7 @@ class RabbitMQProducer(Producer):
         self._infos: dict[str, TopicInfo] = {}
         self._closed = False
         self._lock = threading.Lock()
-        self._outstanding: set[Future[list[RecordMetadata]]] = set()
+        self._outstanding: set[Future[Any]] = set()
         # loop-thread state
         self._channel: ChannelOps | None = None
         self._tag = 0
@@ -183,16 +191,72 @@ class RabbitMQProducer(Producer):
                                          headers=amqp_headers(message, timestamp))))
             acks.append(RecordMetadata(message.topic, partition, None, timestamp))
         batch = _Batch(publishes, acks)
-        with self._lock:
-            self._outstanding.add(batch.future)
-        batch.future.add_done_callback(self._forget)
         if not publishes:
             batch.future.set_result([])
             return batch.future
+        return self._submit(batch)
+
+    def send_batch(self, topic: str, batch: Any) -> Future[Any]:
+        """Publish the rows of an Arrow batch (see
+        :meth:`~omconnect.transport.Producer.send_batch`), placed and encoded as
+        :meth:`send` places and encodes messages, from the columns: no ``Message`` per
+        row. The future's result is a :class:`~omconnect.columnar.BatchMetadata` (no
+        offsets: RabbitMQ assigns none at publish time).
+
+        Raises:
+            MessageTooLargeError: A row is over ``rabbitmq.max.message.bytes`` (nothing
+                of the batch is sent).
+            TransportError: The producer is closed.
+
+        """
+        import pyarrow as pa
+
+        from omconnect.columnar.messages import wire_headers
+        from omconnect.columnar.metadata import BatchMetadata
+        from omconnect.columnar.sizes import check_row_sizes
+        from omconnect.transport.kit.column_runs import column_runs
+
+        if self._closed:
+            raise TransportError("the producer is closed")
+        check_row_sizes(topic, batch, self._limit)
+        rows = batch.num_rows
+        if rows == 0:
+            return super().send_batch(topic, batch)
+        try:
+            placement = column_runs(topic, batch, self._partition_count(topic),
+                                    self._partitioner, time.time_ns() // 1_000_000)
+        except UnknownPartitionError as exc:
+            failed: Future[Any] = Future()
+            failed.set_exception(failed_batch(rows, exc.index, exc))
+            return failed
+        names = batch.schema.names
+        keys = _binary_items(batch, "key", rows)
+        values = _binary_items(batch, "value", rows)
+        headers = wire_headers(batch.column("headers") if "headers" in names else None, rows)
+        exchange = topic_exchange(topic)
+        keys_of = [routing_key(p) for p in range(int(placement.partitions.max()) + 1)]
+        properties = self._pika.BasicProperties
+        publishes = [
+            (exchange, keys_of[partition], value or b"",
+             properties(delivery_mode=2, timestamp=stamp // 1000,
+                        headers=amqp_table(key, value is None, pairs, stamp)))
+            for partition, stamp, key, value, pairs in zip(
+                placement.partitions.tolist(), placement.timestamps.tolist(), keys, values,
+                headers, strict=True)]
+        acks = BatchMetadata(topic, pa.array(placement.partitions, pa.int32()),
+                             pa.nulls(rows, pa.int64()),
+                             pa.array(placement.timestamps, pa.int64()))
+        return self._submit(_Batch(publishes, acks))
+
+    def _submit(self, batch: _Batch) -> Future[Any]:
+        """Hand ``batch`` to the I/O thread; its future completes once it is confirmed."""
+        with self._lock:
+            self._outstanding.add(batch.future)
+        batch.future.add_done_callback(self._forget)
         self._io.post(lambda: self._enqueue(batch))
         return batch.future
 
-    def _forget(self, future: Future[list[RecordMetadata]]) -> None:
+    def _forget(self, future: Future[Any]) -> None:
         with self._lock:
             self._outstanding.discard(future)
 
@@ -353,3 +417,18 @@ class RabbitMQProducer(Producer):
             self._resolved = {t for t in self._resolved if t > self._confirmed}
         while self._inflight and self._inflight[0].last <= self._confirmed:
             self._inflight.popleft().confirmed()
+
+
+def _binary_items(batch: Any, name: str, rows: int) -> list[bytes | None]:
+    """A ``binary`` (or ``string``: UTF-8) column's items as bytes; ``None`` throughout
+    when the batch has no such column.
+    """
+    import pyarrow as pa
+
+    if name not in batch.schema.names:
+        return [None] * rows
+    column = batch.column(name)
+    if not pa.types.is_binary(column.type):
+        column = column.cast(pa.binary())
+    items: list[bytes | None] = column.to_pylist()
+    return items
