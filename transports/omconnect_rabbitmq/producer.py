@@ -229,10 +229,11 @@ class RabbitMQProducer(Producer):
             failed: Future[Any] = Future()
             failed.set_exception(failed_batch(rows, exc.index, exc))
             return failed
-        names = batch.schema.names
-        keys = _binary_items(batch, "key", rows)
-        values = _binary_items(batch, "value", rows)
-        headers = wire_headers(batch.column("headers") if "headers" in names else None, rows)
+        placed = placement.columns
+        keys = placed.column("key").to_pylist()
+        values = placed.column("value").to_pylist()
+        headers = wire_headers(placed.column("headers") if "headers" in placed.schema.names
+                               else None, rows)
         exchange = topic_exchange(topic)
         keys_of = [routing_key(p) for p in range(int(placement.partitions.max()) + 1)]
         properties = self._pika.BasicProperties
@@ -418,17 +419,3 @@ class RabbitMQProducer(Producer):
         while self._inflight and self._inflight[0].last <= self._confirmed:
             self._inflight.popleft().confirmed()
 
-
-def _binary_items(batch: Any, name: str, rows: int) -> list[bytes | None]:
-    """A ``binary`` (or ``string``: UTF-8) column's items as bytes; ``None`` throughout
-    when the batch has no such column.
-    """
-    import pyarrow as pa
-
-    if name not in batch.schema.names:
-        return [None] * rows
-    column = batch.column(name)
-    if not pa.types.is_binary(column.type):
-        column = column.cast(pa.binary())
-    items: list[bytes | None] = column.to_pylist()
-    return items

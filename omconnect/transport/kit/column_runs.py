@@ -32,18 +32,22 @@ __all__ = ["ColumnPlacement", "column_metadata", "column_runs"]
 
 class ColumnPlacement:
     """Where the rows of one batch go: each row's partition and timestamp, and the runs
-    (with the row indexes of each, ``None`` when the run is the whole batch).
+    (with the row indexes of each, ``None`` when the run is the whole batch); ``columns``
+    are the rows as placed, in the batch's order (``key`` and ``value`` binary,
+    ``timestamp`` filled, ``headers`` when sent), for a client that takes rows one by one.
     """
 
-    __slots__ = ("indexes", "partitions", "runs", "timestamps", "topic")
+    __slots__ = ("columns", "indexes", "partitions", "runs", "timestamps", "topic")
 
     def __init__(self, topic: str, partitions: np.ndarray, timestamps: np.ndarray,
-                 runs: list[LogRun], indexes: list[np.ndarray | None]) -> None:
+                 runs: list[LogRun], indexes: list[np.ndarray | None],
+                 columns: pa.RecordBatch) -> None:
         self.topic = topic
         self.partitions = partitions
         self.timestamps = timestamps
         self.runs = runs
         self.indexes = indexes
+        self.columns = columns
 
 
 def _binary(batch: pa.RecordBatch, name: str, rows: int) -> pa.Array:
@@ -100,12 +104,13 @@ def column_runs(topic: str, batch: pa.RecordBatch, partition_count: int,
     first = int(partitions[0])
     if (partitions == first).all():
         return ColumnPlacement(topic, partitions, timestamps,
-                               [LogRun(TopicPartition(topic, first), columns=columns)], [None])
+                               [LogRun(TopicPartition(topic, first), columns=columns)], [None],
+                               columns)
     order = np.argsort(partitions, kind="stable")  # keeps each partition's row order
     groups: Sequence[np.ndarray] = np.split(order, np.flatnonzero(np.diff(partitions[order])) + 1)
     runs = [LogRun(TopicPartition(topic, int(partitions[g[0]])), columns=columns.take(g))
             for g in groups]
-    return ColumnPlacement(topic, partitions, timestamps, runs, list(groups))
+    return ColumnPlacement(topic, partitions, timestamps, runs, list(groups), columns)
 
 
 def column_metadata(placement: ColumnPlacement, firsts: Sequence[int]) -> BatchMetadata:
