@@ -46,7 +46,7 @@ from typing import Any
 from omconnect import __version__
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.connector import SinkConnector, SinkTask
-from omconnect.errors import ConnectError, IllegalStateError, RetriableError
+from omconnect.errors import ConnectError, DataError, IllegalStateError, RetriableError
 from omconnect.records import SinkRecord, TopicPartition
 from omconnect_spark.parquet_table import (
     batch_table,
@@ -357,12 +357,15 @@ def _partition_runs(table: Any) -> list[tuple[TopicPartition, Any]]:
 
 
 def _translate(exc: Exception, path: str) -> ConnectError:
-    """Spark's analysis errors are fatal (they repeat); anything else may pass."""
+    """Spark's analysis errors, and values or schemas the table cannot hold (a
+    :class:`~omconnect.errors.DataError`, an Arrow conversion's ``TypeError`` or
+    ``ValueError``), are fatal (they repeat); anything else may pass.
+    """
     try:
         from pyspark.errors import AnalysisException
     except ImportError:  # pragma: no cover - pyspark is there if a write ran
         AnalysisException = ()  # type: ignore[assignment,misc]
-    if isinstance(exc, (AnalysisException, TypeError, ValueError)):
+    if isinstance(exc, (AnalysisException, DataError, TypeError, ValueError)):
         return ConnectError(f"writing to the Parquet table {path} failed: {exc}")
     return RetriableError(f"writing to the Parquet table {path} failed, retrying at the next "
                           f"commit: {exc}")

@@ -131,3 +131,16 @@ def test_consecutive_tables_of_the_same_types_make_one_segment():
               records_table(typed, binary=False)]
     segments = merge_segments(tables)
     assert [s.column("offset").to_pylist() for s in segments] == [[0, 1, 2, 3], [4]]
+
+
+def test_a_value_the_table_cannot_hold_stops_the_task_instead_of_retrying():
+    from omconnect_spark.sink import _translate
+
+    from omconnect.errors import ConnectError, RetriableError
+
+    with pytest.raises(DataError) as bad:
+        schemaless_values([b"\xff"], binary=False)
+    fatal = _translate(bad.value, "/t")
+    assert isinstance(fatal, ConnectError) and not isinstance(fatal, RetriableError)
+    assert "schemaless.column.type=binary" in str(fatal)
+    assert isinstance(_translate(OSError("disk full"), "/t"), RetriableError)
