@@ -22,7 +22,8 @@ from typing import Any
 from omconnect.errors import TransportError
 from omconnect.transport.messages import Message, WireHeaders
 
-__all__ = ["amqp_headers", "amqp_table", "decode_headers", "encode_headers", "to_message"]
+__all__ = ["amqp_headers", "amqp_table", "decode_headers", "delivered_fields", "encode_headers",
+           "to_message"]
 
 KEY = "omc-key"
 TIMESTAMP = "omc-ts"
@@ -94,6 +95,15 @@ def amqp_table(key: bytes | None, tombstone: bool, headers: WireHeaders,
 def to_message(topic: str, partition: int, offset: int, properties: Any, body: bytes
                ) -> Message:
     """The :class:`Message` an AMQP delivery carries (``offset`` assigned by the caller)."""
+    key, value, headers, timestamp = delivered_fields(properties, body)
+    return Message(topic, key, value, headers, timestamp, partition, offset)
+
+
+def delivered_fields(properties: Any, body: bytes
+                     ) -> tuple[bytes | None, bytes | None, WireHeaders, int | None]:
+    """The key, value, headers and timestamp an AMQP delivery carries (what
+    :func:`to_message` makes a message of, and a polled batch its row).
+    """
     table = properties.headers or {}
     key = table.get(KEY)
     if isinstance(key, str):  # a non-omconnect producer may send text
@@ -107,4 +117,4 @@ def to_message(topic: str, partition: int, offset: int, properties: Any, body: b
     raw = table.get(HEADERS)
     headers = decode_headers(raw) if isinstance(raw, bytes) and raw else ()
     value = None if table.get(NULL_VALUE) else body
-    return Message(topic, key, value, headers, timestamp, partition, offset)
+    return key, value, headers, timestamp

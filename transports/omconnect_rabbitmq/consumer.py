@@ -61,11 +61,11 @@ from omconnect.errors import (
 from omconnect.records import TopicPartition
 from omconnect.transport.kit.grouping import Assignor, GroupMember
 from omconnect.transport.kit.log_consumer import LogConsumer
-from omconnect.transport.messages import Message
+from omconnect.transport.messages import Message, WireHeaders
 from omconnect.transport.spi import RebalanceListener, StartFrom
 from omconnect_rabbitmq.admin import TopicInfo, Topology
 from omconnect_rabbitmq.client import ChannelOps, ConnectionSettings, IoConnection, chain
-from omconnect_rabbitmq.codec import STREAM_OFFSET, to_message
+from omconnect_rabbitmq.codec import STREAM_OFFSET, delivered_fields
 from omconnect_rabbitmq.groups import RabbitMQGroupStore
 from omconnect_rabbitmq.kv_store import StreamKeyValueStore
 from omconnect_rabbitmq.topology import group_queue, stream_queue
@@ -85,6 +85,13 @@ _EMPTY_WAIT = 0.3
 """The shortest wait for a first delivery from a stream the broker counts empty."""
 
 
+_Delivery = tuple[int, int, "bytes | None", "bytes | None", WireHeaders, "int | None"]
+"""A buffered delivery: its delivery tag, its offset, and the key, value, headers and
+timestamp it carries (decoded on the I/O thread); made into a ``Message`` or a batch row
+when polled.
+"""
+
+
 class _Reader:
     """One partition's channel and buffer. ``buffer`` is shared with the loop (deque
     appends and pops are atomic); the rest is loop state unless said otherwise.
@@ -96,7 +103,7 @@ class _Reader:
         self.queue = queue
         self.channel: ChannelOps | None = None
         self.consumer_tag: str | None = None
-        self.buffer: collections.deque[tuple[int, Message]] = collections.deque()
+        self.buffer: collections.deque[_Delivery] = collections.deque()
         self.alive = False
         # classic
         self.base = 0
@@ -301,20 +308,17 @@ class RabbitMQConsumer(LogConsumer):
                  properties: Any, body: bytes) -> None:
         if reader.channel is not channel:
             return
-        tp = reader.tp
         if reader.stream:
             offset = (properties.headers or {}).get(STREAM_OFFSET)
             if method.consumer_tag != reader.consumer_tag or not isinstance(offset, int) \
                     or offset < reader.skip_below:
                 ch.basic_ack(method.delivery_tag)
                 return
-            message = to_message(tp.topic, tp.partition, int(offset), properties, body)
-            entry = (method.delivery_tag, message)
+            position = int(offset)
         else:
             reader.delivered = method.delivery_tag
-            offset = reader.base + method.delivery_tag - 1
-            entry = (method.delivery_tag, to_message(tp.topic, tp.partition, offset,
-                                                     properties, body))
+            position = reader.base + method.delivery_tag - 1
+        entry = (method.delivery_tag, position, *delivered_fields(properties, body))
         reader.buffer.append(entry)  # deque appends and pops are atomic: no lock needed
         if not self._signal.is_set():
             self._signal.set()
@@ -336,6 +340,30 @@ class RabbitMQConsumer(LogConsumer):
                 _log.info("closing the reader of %s failed: %s", reader.tp, exc)
 
     def _read(self, partition: TopicPartition, offset: int, limit: int) -> list[Message]:
+        topic, number = partition.topic, partition.partition
+        return [Message(topic, key, value, headers, timestamp, number, position)
+                for _, position, key, value, headers, timestamp
+                in self._pop_deliveries(partition, offset, limit)]
+
+    def _read_columns(self, partition: TopicPartition, offset: int, limit: int) -> Any:
+        """:meth:`_read` as a consumed Arrow batch, built from the deliveries' fields with
+        no ``Message`` per delivery (``None`` when there are none).
+        """
+        taken = self._pop_deliveries(partition, offset, limit)
+        if not taken:
+            return None
+        from omconnect.columnar.columns import consumed_batch
+
+        rows = len(taken)
+        _, positions, keys, values, headers, timestamps = zip(*taken, strict=True)
+        return consumed_batch([partition.topic] * rows, [partition.partition] * rows,
+                              positions, timestamps, keys, values, headers)
+
+    def _pop_deliveries(self, partition: TopicPartition, offset: int, limit: int
+                        ) -> list[_Delivery]:
+        """Up to ``limit`` buffered deliveries of ``partition`` from ``offset``, taken
+        from the buffer (acknowledged on a stream; counted for the classic prefetch).
+        """
         reader = self._readers.get(partition)
         if reader is None:
             return []
@@ -345,7 +373,7 @@ class RabbitMQConsumer(LogConsumer):
         if not reader.alive:
             self._revive(reader)
             return []
-        taken: list[tuple[int, Message]] = []
+        taken: list[_Delivery] = []
         buffer = reader.buffer
         pop = buffer.popleft
         try:
@@ -357,7 +385,7 @@ class RabbitMQConsumer(LogConsumer):
             return []
         last_tag = taken[-1][0]
         if reader.stream:
-            reader.expected = (taken[-1][1].offset or 0) + 1
+            reader.expected = taken[-1][1] + 1
             channel = reader.channel
             if channel is not None:
                 self._io.post(lambda: _ack(channel, last_tag))
@@ -365,7 +393,7 @@ class RabbitMQConsumer(LogConsumer):
             reader.handed = last_tag
             self._next[partition] = reader.base + last_tag
             self._adjust_prefetch(reader)
-        return [message for _, message in taken]
+        return taken
 
     def _revive(self, reader: _Reader) -> None:
         """Re-open a classic reader whose channel the broker closed (its queue's
