@@ -48,11 +48,6 @@ TOPIC, PARTITION, OFFSETS = "topic", "partition", "offsets"
 Segment = Sequence[SinkRecord]
 """Consecutive records of one partition whose keys and values share column types."""
 
-_ROW_COLUMNS = ("key", "value", "timestamp", "offset", "headers", TOPIC, PARTITION)
-"""The columns of a table of rows (:func:`records_table`, :func:`batch_table`), in the
-table's order; a flush adds :data:`OFFSETS`.
-"""
-
 
 def range_label(first: int, last: int) -> str:
     """The ``offsets`` directory value of records ``first`` to ``last`` (inclusive)."""

@@ -214,7 +214,7 @@ class RabbitMQProducer(Producer):
         from omconnect.columnar.messages import wire_headers
         from omconnect.columnar.metadata import BatchMetadata
         from omconnect.columnar.sizes import check_row_sizes
-        from omconnect.transport.kit.column_runs import column_runs
+        from omconnect.transport.kit.column_runs import placed_rows
 
         if self._closed:
             raise TransportError("the producer is closed")
@@ -223,30 +223,29 @@ class RabbitMQProducer(Producer):
         if rows == 0:
             return super().send_batch(topic, batch)
         try:
-            placement = column_runs(topic, batch, self._partition_count(topic),
-                                    self._partitioner, time.time_ns() // 1_000_000)
+            partitions, timestamps, placed = placed_rows(
+                topic, batch, self._partition_count(topic), self._partitioner,
+                time.time_ns() // 1_000_000)
         except UnknownPartitionError as exc:
             failed: Future[Any] = Future()
             failed.set_exception(failed_batch(rows, exc.index, exc))
             return failed
-        placed = placement.columns
         keys = placed.column("key").to_pylist()
         values = placed.column("value").to_pylist()
         headers = wire_headers(placed.column("headers") if "headers" in placed.schema.names
                                else None, rows)
         exchange = topic_exchange(topic)
-        keys_of = [routing_key(p) for p in range(int(placement.partitions.max()) + 1)]
+        keys_of = [routing_key(p) for p in range(int(partitions.max()) + 1)]
         properties = self._pika.BasicProperties
         publishes = [
             (exchange, keys_of[partition], value or b"",
              properties(delivery_mode=2, timestamp=stamp // 1000,
                         headers=amqp_table(key, value is None, pairs, stamp)))
             for partition, stamp, key, value, pairs in zip(
-                placement.partitions.tolist(), placement.timestamps.tolist(), keys, values,
-                headers, strict=True)]
-        acks = BatchMetadata(topic, pa.array(placement.partitions, pa.int32()),
-                             pa.nulls(rows, pa.int64()),
-                             pa.array(placement.timestamps, pa.int64()))
+                partitions.tolist(), timestamps.tolist(), keys, values, headers,
+                strict=True)]
+        acks = BatchMetadata(topic, pa.array(partitions, pa.int32()),
+                             pa.nulls(rows, pa.int64()), pa.array(timestamps, pa.int64()))
         return self._submit(_Batch(publishes, acks))
 
     def _submit(self, batch: _Batch) -> Future[Any]:
@@ -418,4 +417,3 @@ class RabbitMQProducer(Producer):
             self._resolved = {t for t in self._resolved if t > self._confirmed}
         while self._inflight and self._inflight[0].last <= self._confirmed:
             self._inflight.popleft().confirmed()
-

@@ -27,27 +27,23 @@ from omconnect.records import TopicPartition  # noqa: E402
 from omconnect.transport.kit.log_store import LogRun  # noqa: E402
 from omconnect.transport.kit.partitioning import Partitioner, UnknownPartitionError  # noqa: E402
 
-__all__ = ["ColumnPlacement", "column_metadata", "column_runs"]
+__all__ = ["ColumnPlacement", "column_metadata", "column_runs", "placed_rows"]
 
 
 class ColumnPlacement:
     """Where the rows of one batch go: each row's partition and timestamp, and the runs
-    (with the row indexes of each, ``None`` when the run is the whole batch); ``columns``
-    are the rows as placed, in the batch's order (``key`` and ``value`` binary,
-    ``timestamp`` filled, ``headers`` when sent), for a client that takes rows one by one.
+    (with the row indexes of each, ``None`` when the run is the whole batch).
     """
 
-    __slots__ = ("columns", "indexes", "partitions", "runs", "timestamps", "topic")
+    __slots__ = ("indexes", "partitions", "runs", "timestamps", "topic")
 
     def __init__(self, topic: str, partitions: np.ndarray, timestamps: np.ndarray,
-                 runs: list[LogRun], indexes: list[np.ndarray | None],
-                 columns: pa.RecordBatch) -> None:
+                 runs: list[LogRun], indexes: list[np.ndarray | None]) -> None:
         self.topic = topic
         self.partitions = partitions
         self.timestamps = timestamps
         self.runs = runs
         self.indexes = indexes
-        self.columns = columns
 
 
 def _binary(batch: pa.RecordBatch, name: str, rows: int) -> pa.Array:
@@ -59,8 +55,34 @@ def _binary(batch: pa.RecordBatch, name: str, rows: int) -> pa.Array:
 
 def column_runs(topic: str, batch: pa.RecordBatch, partition_count: int,
                 partitioner: Partitioner, stamp: int) -> ColumnPlacement:
-    """Place ``batch``'s rows on ``topic``'s ``partition_count`` partitions; rows with no
-    timestamp get ``stamp``.
+    """Place ``batch``'s rows on ``topic``'s ``partition_count`` partitions (see
+    :func:`placed_rows`) and cut them into one run per partition.
+
+    Raises:
+        UnknownPartitionError: A row names a partition the topic does not have (its
+            ``index`` is the row's).
+
+    """
+    partitions, timestamps, columns = placed_rows(topic, batch, partition_count,
+                                                  partitioner, stamp)
+    first = int(partitions[0])
+    if (partitions == first).all():
+        return ColumnPlacement(topic, partitions, timestamps,
+                               [LogRun(TopicPartition(topic, first), columns=columns)], [None])
+    order = np.argsort(partitions, kind="stable")  # keeps each partition's row order
+    groups: Sequence[np.ndarray] = np.split(order, np.flatnonzero(np.diff(partitions[order])) + 1)
+    runs = [LogRun(TopicPartition(topic, int(partitions[g[0]])), columns=columns.take(g))
+            for g in groups]
+    return ColumnPlacement(topic, partitions, timestamps, runs, list(groups))
+
+
+def placed_rows(topic: str, batch: pa.RecordBatch, partition_count: int,
+                partitioner: Partitioner, stamp: int
+                ) -> tuple[np.ndarray, np.ndarray, pa.RecordBatch]:
+    """Each row's partition (``int32``) and timestamp (``int64``; ``stamp`` where it had
+    none), and the rows as they are stored, in the batch's order: ``key`` and ``value``
+    binary, ``timestamp`` filled, ``headers`` when sent. For a client that takes rows one
+    by one, without :func:`column_runs`' copy per partition.
 
     Raises:
         UnknownPartitionError: A row names a partition the topic does not have (its
@@ -100,17 +122,7 @@ def column_runs(topic: str, batch: pa.RecordBatch, partition_count: int,
     if HEADERS in names:
         arrays.append(batch.column(HEADERS))
         fields.append(HEADERS)
-    columns = pa.RecordBatch.from_arrays(arrays, names=fields)
-    first = int(partitions[0])
-    if (partitions == first).all():
-        return ColumnPlacement(topic, partitions, timestamps,
-                               [LogRun(TopicPartition(topic, first), columns=columns)], [None],
-                               columns)
-    order = np.argsort(partitions, kind="stable")  # keeps each partition's row order
-    groups: Sequence[np.ndarray] = np.split(order, np.flatnonzero(np.diff(partitions[order])) + 1)
-    runs = [LogRun(TopicPartition(topic, int(partitions[g[0]])), columns=columns.take(g))
-            for g in groups]
-    return ColumnPlacement(topic, partitions, timestamps, runs, list(groups), columns)
+    return partitions, timestamps, pa.RecordBatch.from_arrays(arrays, names=fields)
 
 
 def column_metadata(placement: ColumnPlacement, firsts: Sequence[int]) -> BatchMetadata:
