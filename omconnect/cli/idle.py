@@ -7,7 +7,10 @@ started (a task not yet RUNNING is not idle), have failed (a FAILED task will no
 more; the exit code reports it) or belong to a STOPPED connector. A sink connector none
 of whose running tasks has a partition assigned yet is still joining its consumer group
 or waiting for its topics to be created, so it is not idle either (a ``topics.regex``
-that matches no topic keeps it so: stop such a worker yourself).
+that matches no topic keeps it so: stop such a worker yourself). And every running task
+must have gone round its loop at least once entirely within the window (its ``loops``
+metric moved twice): a task thread held up in a call to the broker, or in the connector,
+for longer than the window has not looked for records meanwhile, so it is not idle either.
 
 This is meant for demos, tests and batch runs that read a finite input.
 """
@@ -40,6 +43,7 @@ class IdleWatch:
         self.window = window
         self._last: dict[tuple[str, int], tuple[int, ...]] = {}
         self._idle_since: float | None = None
+        self._loops_at_start: dict[tuple[str, int], int] = {}
 
     def update(self, now: float, snapshots: Iterable[TaskMetricsSnapshot],
                states: Mapping[tuple[str, int], str]) -> bool:
@@ -74,7 +78,14 @@ class IdleWatch:
             return False
         if self._idle_since is None:
             self._idle_since = now
-        return now - self._idle_since >= self.window
+            self._loops_at_start = {(s.connector, s.task): s.loops for s in snapshots_seen}
+        if now - self._idle_since < self.window:
+            return False
+        # The round under way when the window opened may have begun before it: a round
+        # begun and ended inside the window is the second count after the one seen then.
+        return all(snap.loops >= self._loops_at_start.get((snap.connector, snap.task), 0) + 2
+                   for snap in snapshots_seen
+                   if states.get((snap.connector, snap.task)) == "RUNNING")
 
 
 def _joining_sinks(snapshots: Iterable[TaskMetricsSnapshot],

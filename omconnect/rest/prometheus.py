@@ -58,6 +58,9 @@ TASK_METRICS: tuple[_Metric, ...] = (
             "Records moved as Arrow batches, with no per-record object."),
     _Metric("columnar_fallback", "omconnect_task_columnar_fallback_records_total", "counter",
             "Records of Arrow batches that went the per-record way instead."),
+    _Metric("loops", "omconnect_task_loops_total", "counter",
+            "Rounds of the task thread's loop (each polls once, or waits); a count that "
+            "stops moving is a task held up in a call."),
     _Metric("offset_commits", "omconnect_task_offset_commits_total", "counter",
             "Successful offset commits."),
     _Metric("offset_commit_failures", "omconnect_task_offset_commit_failures_total",

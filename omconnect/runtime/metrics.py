@@ -52,6 +52,8 @@ class TaskMetricsSnapshot:
         columnar_fallback: Records of Arrow batches that went the per-record way instead
             (a transform or converter without a column form, a failed send, a row that
             could not be converted).
+        loops: Rounds of the task thread's loop (each polls once, or waits): a task whose
+            count moved has looked for work since an earlier snapshot.
 
     """
 
@@ -79,6 +81,7 @@ class TaskMetricsSnapshot:
     last_offset_commit_at: float | None = None
     columnar: int = 0
     columnar_fallback: int = 0
+    loops: int = 0
 
     @property
     def batch_size_avg(self) -> float:
@@ -118,6 +121,7 @@ class TaskMetrics:
         "kind",
         "lag",
         "last_offset_commit_at",
+        "loops",
         "offset_commit_failures",
         "offset_commits",
         "polled",
@@ -152,6 +156,7 @@ class TaskMetrics:
         self.last_offset_commit_at: float | None = None
         self.columnar = 0
         self.columnar_fallback = 0
+        self.loops = 0
 
     def record_batch(self, size: int) -> None:
         """Count one batch of ``size`` records read (polled or consumed)."""
@@ -193,4 +198,5 @@ class TaskMetrics:
             last_offset_commit_at=self.last_offset_commit_at,
             columnar=self.columnar,
             columnar_fallback=self.columnar_fallback,
+            loops=self.loops,
         )

@@ -277,7 +277,9 @@ class SinkTaskRunner(TaskRunner):
         regex = self.setup.settings.topics_regex is not None
         next_missing = now + self._missing_wait
         reading = False  # whether the last poll returned records
+        metrics = self.metrics
         while not self.stopping.is_set():
+            metrics.loops += 1
             if self._seeks:
                 self._apply_seeks()
             if self._pause_dirty:

@@ -174,7 +174,9 @@ class SourceTaskRunner(TaskRunner):
 
     def _execute(self) -> None:
         next_flush = time.monotonic() + self._flush_interval_s
+        metrics = self.metrics
         while not self.stopping.is_set():
+            metrics.loops += 1
             now = time.monotonic()
             if now >= next_flush:
                 self._commit_offsets()

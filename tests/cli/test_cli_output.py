@@ -80,10 +80,29 @@ def test_live_display_redraws_in_place_with_logs_above():
 def test_idle_once_nothing_moves_for_the_window():
     watch = IdleWatch(3.0)
     running = {("c", 0): "RUNNING"}
-    assert not watch.update(0.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
-    assert not watch.update(1.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
-    assert not watch.update(3.5, [_snap(polled=5, sent=5, acknowledged=5)], running)
-    assert watch.update(4.0, [_snap(polled=5, sent=5, acknowledged=5)], running)
+    moved = {"polled": 5, "sent": 5, "acknowledged": 5}
+    assert not watch.update(0.0, [_snap(loops=10, **moved)], running)
+    assert not watch.update(1.0, [_snap(loops=11, **moved)], running)
+    assert not watch.update(3.5, [_snap(loops=20, **moved)], running)
+    assert watch.update(4.0, [_snap(loops=21, **moved)], running)
+
+
+def test_a_task_held_up_for_the_whole_window_is_not_idle():
+    """A task thread stuck in a broker call has not looked for records: the worker waits
+    until it has gone round its loop once entirely inside the window.
+    """
+    watch = IdleWatch(3.0)
+    running = {("s", 0): "RUNNING"}
+    stuck = [_snap("s", kind="sink", assigned_partitions=1, loops=7)]
+    watch.update(0.0, stuck, running)
+    watch.update(0.5, stuck, running)
+    assert not watch.update(10.0, stuck, running)
+    # the round under way when the window opened ends; the next one starts
+    assert not watch.update(10.5, [_snap("s", kind="sink", assigned_partitions=1, loops=8)],
+                            running)
+    # and ends too, with nothing found: idle
+    assert watch.update(11.0, [_snap("s", kind="sink", assigned_partitions=1, loops=9)],
+                        running)
 
 
 def test_not_idle_while_records_move_are_in_flight_lag_or_tasks_start():
@@ -111,4 +130,6 @@ def test_a_sink_connector_without_partitions_is_still_joining_not_idle():
     # one task of the two got the topic's only partition: the connector has joined
     joined = [_snap("s", 0, kind="sink", assigned_partitions=1), _snap("s", 1, kind="sink")]
     watch.update(31.0, joined, states)
-    assert watch.update(32.5, joined, states)
+    looked = [_snap("s", 0, kind="sink", assigned_partitions=1, loops=2),
+              _snap("s", 1, kind="sink", loops=2)]
+    assert watch.update(32.5, looked, states)

@@ -131,6 +131,9 @@ def test_a_sink_reports_its_partitions_and_a_lag_that_does_not_wait_for_commits(
         _produce(worker_config, "in", [_json(f"v{n}") for n in range(25)])
         eventually(lambda: herder.metrics()[0].lag == 26, what="lag 26")
         assert STATE["listing"]["records"] == []
+        # The task thread keeps going round its loop (what --stop-when-idle looks at).
+        loops = herder.metrics()[0].loops
+        eventually(lambda: herder.metrics()[0].loops >= loops + 2, what="the loop going round")
 
 
 def test_a_sink_waits_for_its_topic_and_never_creates_it(gated_config):
