@@ -13,7 +13,8 @@ through ``serialize_column`` on Arrow columns of 1,000, schemas enabled, and the
 back through ``to_connect_batch`` and ``deserialize_column``. And its struct column form:
 the ``small`` shape's N rows as Arrow ``struct`` columns of 1,000 through
 ``serialize_column``, schemas enabled and disabled, against ``from_connect_batch`` of
-the same rows.
+the same rows, and (schemas enabled) their bytes read back with ``deserialize_column``
+against ``to_connect_batch`` plus the Arrow column the runtime builds from the values.
 
 Each figure is the best of ``--repeat`` runs, in records per second of wall clock and per
 second of the process's CPU time (steadier when the machine is shared). The last line is
@@ -206,7 +207,41 @@ def measure_struct_column(records: int, repeat: int) -> dict[str, float]:
         figures[f"{name}_struct_records_to_bytes_per_s"] = round(record_wall, 1)
         figures[f"{name}_struct_column_to_bytes_per_s"] = round(column_wall, 1)
         figures[f"{name}_struct_column_to_bytes_per_cpu_s"] = round(column_cpu, 1)
+        if schemas:
+            figures.update(measure_struct_reads(json_converter, records, repeat, got))
     return figures
+
+
+def measure_struct_reads(converter: JsonConverter, records: int, repeat: int,
+                         written: list[Any]) -> dict[str, float]:
+    """The ``small`` rows' envelopes read back into what ``put_batch`` gets: per record
+    (``to_connect_batch``, then the Arrow column the runtime builds from the values) and
+    with ``deserialize_column``.
+    """
+    from omconnect.columnar.records import sink_records_to_batch
+    from omconnect.records import SinkRecord
+
+    def per_record() -> list[Any]:
+        out = []
+        for column in written:
+            values = converter.to_connect_batch("bench", column.to_pylist())
+            out.append(sink_records_to_batch([
+                SinkRecord(topic="bench", partition=0, value_schema=read.schema,
+                           value=read.value, offset=n)
+                for n, read in enumerate(values)]).column(5))
+        return out
+
+    def per_column() -> list[Any]:
+        return [converter.deserialize_column("bench", column) for column in written]
+
+    record_wall, record_cpu, expected = best_rate(records, repeat, per_record)
+    column_wall, column_cpu, got = best_rate(records, repeat, per_column)
+    assert [c.to_pylist() for c in got] == [c.to_pylist() for c in expected]
+    print(f"{'json struct read':<17} {'record':<8}{record_wall:>14,.0f} ({record_cpu:,.0f})")
+    print(f"{'json struct read':<17} {'column':<8}{column_wall:>14,.0f} ({column_cpu:,.0f})")
+    return {"json_struct_records_from_bytes_per_s": round(record_wall, 1),
+            "json_struct_column_from_bytes_per_s": round(column_wall, 1),
+            "json_struct_column_from_bytes_per_cpu_s": round(column_cpu, 1)}
 
 
 def measure_string_column(records: int, repeat: int) -> dict[str, float]:

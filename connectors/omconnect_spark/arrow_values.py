@@ -34,54 +34,31 @@ import decimal
 import json
 from typing import Any
 
-from omconnect.data.logical import DATE, DECIMAL, SCALE, TIME, TIMESTAMP
+from omconnect.data.logical import TIME
 from omconnect.data.schema import Schema, Type
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 
 __all__ = ["arrow_type_of", "schemaless_values", "to_arrow_value"]
 
-DECIMAL_PRECISION = "connect.decimal.precision"
-DEFAULT_DECIMAL_PRECISION = 38
 
 
 def arrow_type_of(schema: Schema) -> Any:
-    """The Arrow type of values of ``schema``.
+    """The Arrow type of values of ``schema``: omconnect's
+    (:func:`omconnect.columnar.arrow_types.arrow_type_of`) with Times as ``string``.
 
     Raises:
-        DataError: A map's key schema is optional (Spark map keys cannot be null) or the
-            type is not known.
+        DataError: The type is not known.
 
     """
     import pyarrow as pa
 
-    if schema.name == DECIMAL:
-        params = schema.parameters
-        precision = int(params.get(DECIMAL_PRECISION, DEFAULT_DECIMAL_PRECISION))
-        return pa.decimal128(min(precision, 38), int(params.get(SCALE, "0")))
-    if schema.name == DATE:
-        return pa.date32()
-    if schema.name == TIME:
-        return pa.string()
-    if schema.name == TIMESTAMP:
-        return pa.timestamp("us", tz="UTC")
-    primitive = {
-        Type.INT8: pa.int8(), Type.INT16: pa.int16(), Type.INT32: pa.int32(),
-        Type.INT64: pa.int64(), Type.FLOAT32: pa.float32(), Type.FLOAT64: pa.float64(),
-        Type.BOOLEAN: pa.bool_(), Type.STRING: pa.string(), Type.BYTES: pa.binary(),
-    }
-    if schema.type in primitive:
-        return primitive[schema.type]
-    if schema.type is Type.ARRAY:
-        assert schema.value_schema is not None
-        return pa.list_(arrow_type_of(schema.value_schema))
-    if schema.type is Type.MAP:
-        assert schema.key_schema is not None and schema.value_schema is not None
-        return pa.map_(arrow_type_of(schema.key_schema), arrow_type_of(schema.value_schema))
-    if schema.type is Type.STRUCT:
-        return pa.struct([pa.field(f.name, arrow_type_of(f.schema), nullable=True)
-                          for f in schema.fields])
-    raise DataError(f"no Arrow type for schema {schema}")
+    from omconnect.columnar.arrow_types import arrow_type_of as columnar_type_of
+
+    arrow_type = columnar_type_of(schema, time_type=pa.string())
+    if arrow_type is None:
+        raise DataError(f"no Arrow type for schema {schema}")
+    return arrow_type
 
 
 def to_arrow_value(value: Any, schema: Schema | None) -> Any:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from omconnect.columnar.arrow_types import arrow_type_of, arrow_value
 from omconnect.columnar.columns import (
     HEADERS,
     KEY,
@@ -122,7 +123,36 @@ def _python(value: Any) -> Any:
     return value.to_dict() if isinstance(value, Struct) else value
 
 
-def _column(values: list[Any], what: str) -> pa.Array:
+def _shared_schema(schemas: Sequence[Schema | None], values: Sequence[Any]
+                   ) -> Schema | None:
+    """The one schema of every non-null value, or ``None`` (none, or several)."""
+    shared: Schema | None = None
+    for schema, value in zip(schemas, values, strict=True):
+        if value is None:
+            continue
+        if schema is None:
+            return None
+        if shared is None:
+            shared = schema
+        elif schema is not shared and schema != shared:
+            return None
+    return shared
+
+
+def _column(values: list[Any], what: str, schemas: Sequence[Schema | None] | None = None
+            ) -> pa.Array:
+    """``values`` as one column: of their schema's Arrow type when every non-null value
+    has the same schema and it has one (:func:`~omconnect.columnar.arrow_types.arrow_type_of`),
+    else as Arrow infers it from the values.
+    """
+    schema = None if schemas is None else _shared_schema(schemas, values)
+    arrow_type = None if schema is None else arrow_type_of(schema)
+    if arrow_type is not None:
+        assert schema is not None
+        try:
+            return pa.array([arrow_value(v, schema) for v in values], arrow_type)
+        except (pa.ArrowException, TypeError, ValueError):
+            pass  # values Arrow cannot take as that type: inferred, as without a schema
     try:
         return pa.array([_python(v) for v in values])
     except (pa.ArrowException, TypeError, ValueError) as exc:
@@ -136,9 +166,11 @@ def sink_records_to_batch(
     records: Sequence[SinkRecord], header_serializer: HeaderSerializer | None = None
 ) -> pa.RecordBatch:
     """The batch ``put_batch`` receives for ``records``: every consumed column, keys and
-    values as Arrow infers them from the converted values (bytes → ``binary``, str →
-    ``string``, structs → ``struct``), headers in wire form (serialised by
-    ``header_serializer``; bytes and str values as they are without one).
+    values of their schema's Arrow type where every non-null one has the same schema
+    (:mod:`~omconnect.columnar.arrow_types`), else as Arrow infers them from the
+    converted values (bytes → ``binary``, str → ``string``, structs → ``struct``),
+    headers in wire form (serialised by ``header_serializer``; bytes and str values as
+    they are without one).
     """
     n = len(records)
     headers: list[Any] = [None] * n
@@ -152,8 +184,8 @@ def sink_records_to_batch(
         pa.array([r.partition for r in records], pa.int32()),
         pa.array([r.offset for r in records], pa.int64()),
         pa.array([r.timestamp for r in records], pa.int64()),
-        _column([r.key for r in records], "key"),
-        _column([r.value for r in records], "value"),
+        _column([r.key for r in records], "key", [r.key_schema for r in records]),
+        _column([r.value for r in records], "value", [r.value_schema for r in records]),
         pa.array(headers, WIRE_HEADERS_TYPE),
     ], names=[TOPIC, PARTITION, OFFSET, TIMESTAMP, KEY, VALUE, HEADERS])
 

@@ -324,11 +324,43 @@ class JsonConverter(Converter, HeaderConverter):
             return None
         if not self._schemas_enabled:
             return json_string_values(column, [""], "", ["null"])
+        struct = self._struct_envelopes(column)
+        if struct is not None:
+            return struct
         # The heads this converter writes for strings (a string, an optional string, no
         # schema), taken from its writers, so reading matches what writing makes.
         heads = [self._writer(STRING_SCHEMA).head, self._writer(OPTIONAL_STRING_SCHEMA).head,
                  _NO_SCHEMA_HEAD]
         return json_string_values(column, heads, "}", [head + "null}" for head in heads[1:]])
+
+    def _struct_envelopes(self, column: Any) -> Any:
+        """The struct column of a column whose first item is the envelope of a struct
+        schema (:func:`~omconnect.converters.json_columns.json_struct_values`: every item
+        must have that envelope's head), or ``None``.
+        """
+        from omconnect.converters.json_columns import json_struct_values
+
+        valid = column.drop_null()
+        if not len(valid):
+            return None
+        first = valid[0].as_py()
+        if type(first) is not bytes or not first.startswith(b'{"schema":{'):
+            return None
+        try:
+            text = first.decode("utf-8")
+            schema_obj, end = _FLOAT_DECODER.raw_decode(text, len(_ENVELOPE_START))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
+        if not text.startswith(_PAYLOAD_KEY, end):
+            return None
+        try:
+            reader = self._reader_for(text[len(_ENVELOPE_START):end], schema_obj)
+        except DataError:
+            return None
+        if reader.schema is None or reader.schema.type is not Type.STRUCT:
+            return None
+        head = text[:end + len(_PAYLOAD_KEY)].encode()
+        return json_struct_values(column, reader.schema, head, b"}")
 
     # -- bytes -> Connect ------------------------------------------------------------
     def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:

@@ -13,9 +13,12 @@ from omconnect.columnar import SourceBatch
 from omconnect.config import ConfigDef, ConfigType
 from omconnect.connector import BatchSinkTask, BatchSourceTask, SinkConnector, SourceConnector
 from omconnect.connector.task import SinkTask, SourceTask
+from omconnect.data import SchemaBuilder
 from omconnect.data.schema import STRING_SCHEMA
 from omconnect.errors import DataError, RetriableError
 from omconnect.records import ErrantSourceRecord
+
+_COUNT_SCHEMA = SchemaBuilder.struct().name("count").field("n", SchemaBuilder.int64()).build()
 
 
 class ArrowTask(BatchSourceTask):
@@ -52,7 +55,7 @@ class ArrowTask(BatchSourceTask):
         elif self.kind == "tombstones":  # every third value is null
             columns = [pa.array(keys), pa.array([None if n % 3 == 0 else f"v{n}"
                                                  for n in range(self.next, end)], pa.string())]
-        elif self.kind == "struct":
+        elif self.kind in ("struct", "typed-struct"):  # schemaless, or of _COUNT_SCHEMA
             columns = [pa.array(keys), pa.array([{"n": n} for n in range(self.next, end)])]
         elif self.kind == "mixed":  # row 10k+5 is unreadable: an errant record between batches
             return self._mixed(keys, values, end)
@@ -62,7 +65,8 @@ class ArrowTask(BatchSourceTask):
         return SourceBatch(topic=self.topic, records=pa.RecordBatch.from_arrays(
             columns, names=["key", "value"]), source_partition=self.partition,
             source_offset={"row": end},
-            key_schema=None if self.kind == "binary" else STRING_SCHEMA)
+            key_schema=None if self.kind == "binary" else STRING_SCHEMA,
+            value_schema=_COUNT_SCHEMA if self.kind == "typed-struct" else None)
 
     def _mixed(self, keys: list[str], values: list[str], end: int) -> list[Any]:
         """The rows as batches, with each unreadable row an ErrantSourceRecord between

@@ -162,6 +162,18 @@ def test_json_values_without_a_column_form_reach_a_batch_sink_per_record(worker_
     assert [row["value"] for row in rows("batches")] == [{"n": n} for n in range(20)]
 
 
+def test_json_struct_values_with_schemas_reach_a_batch_sink_as_a_struct_column(worker_config):
+    with StandaloneHerder(worker_config) as herder:  # json converters, schemas on
+        herder.create_connector(_arrow_source(kind="typed-struct", rows=30, batch=10))
+        herder.create_connector(_batch_sink())
+        eventually(lambda: len(rows("batches")) == 30)
+        sink = _metrics(herder, "batches")
+        assert (sink.columnar, sink.columnar_fallback) == (30, 0)
+    assert STATE["batches"]["batches"][0].schema.field("value").type == \
+        pa.struct([pa.field("n", pa.int64())])
+    assert sorted(row["value"]["n"] for row in rows("batches")) == list(range(30))
+
+
 def test_a_string_sink_gets_string_columns_with_no_record_objects(worker_config):
     with StandaloneHerder(dict(worker_config, **STRINGS)) as herder:
         herder.create_connector(_arrow_source(rows=60, batch=25))

@@ -159,3 +159,56 @@ def test_on_the_columnar_path_batches_reach_the_table_once_without_records(spark
         table = spark.read.parquet(str(out))
     keys = [r.key for r in table.select("key").collect()]
     assert sorted(keys) == sorted(f"k{i}" for i in range(600))
+
+
+READING = (SchemaBuilder.struct().name("reading")
+           .field("id", SchemaBuilder.int32().build())
+           .field("sensor", SchemaBuilder.string().build())
+           .field("ok", SchemaBuilder.boolean().optional().build())
+           .field("value", SchemaBuilder.float64().build())
+           .field("at", timestamp_schema())
+           .field("place", SchemaBuilder.struct().optional()
+                  .field("zone", SchemaBuilder.int8().build()).build())
+           .build())
+
+
+def test_json_structs_go_columnar_with_the_types_records_give(spark, tmp_path):
+    """JSON envelopes of a struct schema reach the sink as struct columns (no record
+    objects) and the table has the types, and rows, a per-record run writes."""
+    data = tmp_path / "data"
+    converter = JsonConverter()
+    converter.configure({}, is_key=False)
+    with embedded(data) as transport:
+        producer = transport.producer()
+        try:
+            producer.send([Message("readings", f"k{i}".encode(), converter.from_connect(
+                "readings", READING, Struct(READING, {
+                    "id": i, "sensor": f"s-{i % 7}", "ok": None if i % 5 else i % 2 == 0,
+                    "value": i / 4, "at": START + dt.timedelta(seconds=i),
+                    "place": None if i % 3 else Struct(READING.field("place").schema,
+                                                       {"zone": i % 100})})))
+                for i in range(300)]).result(timeout=60)
+        finally:
+            producer.close()
+    tables = {}
+    for columnar in (True, False):
+        out = tmp_path / f"table-{columnar}"
+        config = {**worker(data), "columnar.enable": str(columnar).lower()}
+        name = f"readings-{str(columnar).lower()}"
+        with StandaloneHerder(config) as herder:
+            herder.create_connector({"name": name, "connector.class": "spark-parquet",
+                                     "tasks.max": "1", "topics": "readings",
+                                     "path": str(out), "flush.max.records": "100"})
+            tables[columnar] = wait_for_rows(spark, out, 300)
+            metrics = next(m for m in herder.metrics() if m.connector == name)
+        if columnar:
+            assert (metrics.columnar, metrics.columnar_fallback) == (300, 0)
+    value_type = tables[True].schema["value"].dataType.simpleString()
+    assert value_type == tables[False].schema["value"].dataType.simpleString()
+    assert value_type.startswith("struct<id:int,sensor:string,ok:boolean,value:double,")
+    assert "place:struct<zone:tinyint>" in value_type
+
+    def rows(table: Any) -> list[Any]:
+        return sorted((r.key, r.value.asDict(recursive=True)) for r in table.collect())
+
+    assert rows(tables[True]) == rows(tables[False])
