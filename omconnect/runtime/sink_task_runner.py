@@ -483,31 +483,36 @@ class SinkTaskRunner(TaskRunner):
     def _assigned(self, partitions: frozenset[TopicPartition]) -> None:
         self._assignment = self._assignment | partitions
         self.metrics.assigned_partitions = len(self._assignment)
-        self._note_committed(partitions)
-        self._update_lag()
+        self._update_lag(self._note_committed(partitions))
         self.sink_task.open(partitions)
         if self._seeks:  # offsets the task set in open() apply before anything is read
             self._apply_seeks()
         self._pause_dirty = True
         self._sync_pauses()
 
-    def _note_committed(self, partitions: frozenset[TopicPartition]) -> None:
+    def _note_committed(self, partitions: frozenset[TopicPartition]
+                        ) -> dict[TopicPartition, tuple[int, int]]:
         """Learn the group's positions of newly assigned partitions (for the metrics and
-        to skip commits that change nothing).
+        to skip commits that change nothing); the offset ranges asked on the way, which
+        the lag reuses (a range may cost the broker a read: two stream probes on
+        RabbitMQ).
         """
         assert self._consumer is not None
+        ranges: dict[TopicPartition, tuple[int, int]] = {}
         try:
             committed = self._consumer.committed(partitions)
         except Exception:
-            return
+            return ranges
         for tp, offset in committed.items():
             if offset is not None:
                 self._committed[tp] = offset
             else:
                 try:
-                    self._committed[tp] = self._consumer.offset_range(tp)[0]
+                    ranges[tp] = self._consumer.offset_range(tp)
+                    self._committed[tp] = ranges[tp][0]
                 except Exception:
                     self._committed[tp] = 0
+        return ranges
 
     def _revoked(self, partitions: frozenset[TopicPartition]) -> None:
         if self._closing:
@@ -634,10 +639,12 @@ class SinkTaskRunner(TaskRunner):
         self.metrics.record_offset_commit(covered)
         self._update_lag()
 
-    def _update_lag(self) -> None:
+    def _update_lag(self, known: dict[TopicPartition, tuple[int, int]] | None = None
+                    ) -> None:
         """Refresh the lag metric: end of each assigned partition minus the position put
         (or committed); from the poll loop at most once a second, and only while polls come
         back empty (it may ask the broker, e.g. Kafka's ListOffsets per partition).
+        ``known``: ranges asked a moment ago, not asked again.
         """
         self._lag_due = time.monotonic() + _LAG_REFRESH_S
         if not self._lag_known or self._consumer is None:
@@ -648,7 +655,8 @@ class SinkTaskRunner(TaskRunner):
         lag = 0
         try:
             for tp in self._assignment:
-                _, end = self._consumer.offset_range(tp)
+                _, end = known[tp] if known and tp in known else \
+                    self._consumer.offset_range(tp)
                 position = self._offsets_put.get(tp, self._committed.get(tp))
                 if position is not None:
                     lag += max(0, end - position)
