@@ -340,27 +340,22 @@ class JsonConverter(Converter, HeaderConverter):
         """
         from omconnect.converters.json_columns import json_struct_values
 
-        valid = column.drop_null()
+        valid = column if not column.null_count else column.drop_null()
         if not len(valid):
             return None
         first = valid[0].as_py()
         if type(first) is not bytes or not first.startswith(b'{"schema":{'):
             return None
         try:
-            text = first.decode("utf-8")
-            schema_obj, end = _FLOAT_DECODER.raw_decode(text, len(_ENVELOPE_START))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            found = self._envelope_head(first.decode("utf-8"))
+        except (UnicodeDecodeError, DataError):
             return None
-        if not text.startswith(_PAYLOAD_KEY, end):
+        if found is None:
             return None
-        try:
-            reader = self._reader_for(text[len(_ENVELOPE_START):end], schema_obj)
-        except DataError:
-            return None
+        head, reader = found
         if reader.schema is None or reader.schema.type is not Type.STRUCT:
             return None
-        head = text[:end + len(_PAYLOAD_KEY)].encode()
-        return json_struct_values(column, reader.schema, head, b"}")
+        return json_struct_values(column, reader.schema, head.encode(), b"}")
 
     # -- bytes -> Connect ------------------------------------------------------------
     def to_connect(self, topic: str, data: bytes | None) -> SchemaAndValue:
@@ -432,17 +427,12 @@ class JsonConverter(Converter, HeaderConverter):
         last = self._last_reader
         if last is not None and text.startswith(last[0]):
             head, reader = last
-            start = len(head)
         else:
-            try:
-                schema_obj, end = _FLOAT_DECODER.raw_decode(text, len(_ENVELOPE_START))
-            except json.JSONDecodeError:
+            found = self._envelope_head(text)
+            if found is None:
                 return None
-            if not text.startswith(_PAYLOAD_KEY, end):
-                return None
-            start = end + len(_PAYLOAD_KEY)
-            reader = self._reader_for(text[len(_ENVELOPE_START):end], schema_obj)
-            self._last_reader = (text[:start], reader)
+            head, reader = self._last_reader = found
+        start = len(head)
         try:
             payload, end = reader.parser.raw_decode(text, start)
         except json.JSONDecodeError:
@@ -450,6 +440,23 @@ class JsonConverter(Converter, HeaderConverter):
         if text[end:] != "}" and text[end:].strip() != "}":
             return None
         return SchemaAndValue(reader.schema, reader.decode(payload))
+
+    def _envelope_head(self, text: str) -> tuple[str, _Reader] | None:
+        """The head ``{"schema":S,"payload":`` of an envelope ``text`` starts with and
+        S's reader, or ``None`` when ``text`` does not start that way.
+
+        Raises:
+            DataError: S is not a schema.
+
+        """
+        try:
+            schema_obj, end = _FLOAT_DECODER.raw_decode(text, len(_ENVELOPE_START))
+        except json.JSONDecodeError:
+            return None
+        if not text.startswith(_PAYLOAD_KEY, end):
+            return None
+        reader = self._reader_for(text[len(_ENVELOPE_START):end], schema_obj)
+        return text[:end + len(_PAYLOAD_KEY)], reader
 
     def _read_with_fixed_schema(self, text: str, reader: _Reader) -> SchemaAndValue:
         if not text.strip():
