@@ -299,8 +299,8 @@ def json_struct_values(column: pa.Array, schema: Schema, head: bytes, tail: byte
                        ) -> pa.Array | None:
     """The column the records of a ``binary`` ``column`` of JSON give ``put_batch`` when
     every item is a null or ``head + object of schema + tail`` (or ``head + null + tail``
-    where ``schema`` is optional): a ``struct`` column typed as Arrow infers the records'
-    values (see the module docstring). ``None`` (record by record) otherwise.
+    where ``schema`` is optional): a ``struct`` column of the schema's Arrow type (see
+    the module docstring). ``None`` (record by record) otherwise.
     """
     if schema.type is not Type.STRUCT or not schema.fields or not _readable_struct(schema):
         return None
@@ -319,27 +319,20 @@ def json_struct_values(column: pa.Array, schema: Schema, head: bytes, tail: byte
     if not schema.optional and pc.any(null_payload).as_py():
         return None  # a null for a required struct: the records say why not
     objects = pc.and_(pc.invert(null_payload), column.is_valid())
+    if not pc.any(objects).as_py():
+        return pa.nulls(rows)  # only null values: as Arrow reads a column of None
     payloads = payloads.filter(objects)
-    count = len(payloads)
-    if count:
-        table = _read_lines(payloads, schema)
-        if table is None or table.num_rows != count:
-            return None  # an item was not one object
-        parsed = _typed_struct(pa.StructArray.from_arrays(
-            [table.column(i).combine_chunks() for i in range(table.num_columns)],
-            names=table.column_names), schema, rows=None)
-        if parsed is None:
-            return None
-    else:
-        parsed = None
-    if count == rows:
+    table = _read_lines(payloads, schema)
+    if table is None or table.num_rows != len(payloads):
+        return None  # refused, or an item was not one object
+    parsed = _typed_struct(pa.StructArray.from_arrays(
+        [table.column(i).combine_chunks() for i in range(table.num_columns)],
+        names=table.column_names), schema, rows=None)
+    if parsed is None or len(parsed) == rows:
         return parsed
     # Null rows (tombstones, null payloads) between the objects: take with null indices.
-    where = np.cumsum(objects.to_numpy(zero_copy_only=False)) - 1
-    indices = pa.array(where, pa.int64(), mask=~objects.to_numpy(zero_copy_only=False))
-    if parsed is None:
-        return pa.nulls(rows)
-    return parsed.take(indices)
+    present = objects.to_numpy(zero_copy_only=False)
+    return parsed.take(pa.array(np.cumsum(present) - 1, pa.int64(), mask=~present))
 
 
 def _has_control_bytes(column: pa.Array) -> bool:
