@@ -175,6 +175,43 @@ def test_csv_bad_rows_are_error_items_naming_line_and_column() -> None:
     assert [r.number for r in read("t.csv", data, skip=2, column_types=["id:int32"])] == [4, 5]
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16"])
+def test_csv_a_row_that_does_not_decode_is_an_error_item_and_every_other_row_is_read(
+        encoding: str) -> None:
+    # 2,000 rows span several of the text reader's 8 KiB decode chunks; the bad byte
+    # sits in the middle of one, with good rows before and after it in the same chunk.
+    lines = ["id,name"] + [f"{n},name-{n:05d}" for n in range(2000)]
+    data = "\n".join(lines).encode(encoding) + "\n".encode(encoding)
+    plain = "utf-16-le" if encoding == "utf-16" else encoding  # no BOM in the middle
+    bad_at = data.index("name-01000".encode(plain))
+    bad = b"\x00\xdc" if encoding == "utf-16" else b"\xff\xfe"  # utf-16: a lone surrogate
+    data = data[:bad_at] + bad + data[bad_at + 2:]
+    records = read("t.csv", data, encoding=encoding)
+    failures = [r for r in records if r.error is not None]
+    assert [r.number for r in failures] == [1002]  # the header is line 1
+    assert "not valid" in str(failures[0].error)
+    assert f"0x{bad[0]:02x}" in str(failures[0].error)
+    ids = [r.value.value.to_dict()["id"] for r in records if r.error is None]
+    assert ids == [str(n) for n in range(2000) if n != 1000]
+
+
+def test_csv_a_first_row_that_does_not_decode_ends_the_object_with_an_error() -> None:
+    records = read("t.csv", b"id,n\xffame\n1,a\n")
+    assert [(r.number, r.error is not None) for r in records] == [(1, True)]
+    assert "first row" in str(records[0].error)
+
+
+def test_jsonl_a_line_that_does_not_decode_in_utf16_is_an_error_item() -> None:
+    text = "".join(f'{{"n": {n}}}\n' for n in range(2000))
+    data = text.encode("utf-16")
+    bad_at = data.index('{"n": 1000}'.encode("utf-16-le"))
+    data = data[:bad_at] + b"\x00\xdc" + data[bad_at + 2:]  # a lone low surrogate
+    records = read("in.jsonl", data, encoding="utf-16")
+    assert [r.number for r in records if r.error is not None] == [1001]
+    assert [r.value.value["n"] for r in records if r.error is None] == [
+        n for n in range(2000) if n != 1000]
+
+
 def test_csv_skip_and_no_header_mode() -> None:
     data = b"1,a\n2,b\n3,c\n"
     records = read("t.csv", data, header=False, skip=1)

@@ -35,6 +35,7 @@ from omconnect.source_base.formats.base import (
     failed,
     record,
 )
+from omconnect.source_base.formats.undecodable import TEXT_ERRORS, undecodable
 
 __all__ = ["CSV_TYPES", "CsvFormat", "parse_column_types"]
 
@@ -233,7 +234,7 @@ class CsvFormat(RecordFormat):
                 yield from self._read(source, object_name, given)
 
     def _read(self, stream: IO[bytes], object_name: str, skip: int) -> Iterator[ParsedRecord]:
-        text = io.TextIOWrapper(stream, encoding=self.encoding, newline="")
+        text = io.TextIOWrapper(stream, encoding=self.encoding, newline="", errors=TEXT_ERRORS)
         try:
             yield from self._rows(text, object_name, skip)
         finally:
@@ -258,14 +259,16 @@ class CsvFormat(RecordFormat):
                                                line=True))
                 start = reader.line_num + 1
                 continue
-            except UnicodeDecodeError as exc:
-                yield failed(start, self.error(f"not valid {self.encoding}: {exc}",
-                                               object_name, start, line=True))
-                return
             number, start = start, reader.line_num + 1
             if not row:
                 continue  # a blank line
+            bad = undecodable(row)
             if layout is None:
+                if bad is not None:
+                    yield failed(number, self.error(
+                        f"not valid {self.encoding}: byte {bad} in the first row",
+                        object_name, number, line=True))
+                    return
                 try:
                     if self.header:
                         names = self.column_names or tuple(name.strip() for name in row)
@@ -282,6 +285,11 @@ class CsvFormat(RecordFormat):
                     continue
             if skip:
                 skip -= 1
+                continue
+            if bad is not None:
+                yield failed(number, self.error(
+                    f"not valid {self.encoding}: byte {bad} does not decode", object_name,
+                    number, line=True))
                 continue
             if len(row) != layout.width:
                 yield failed(number, self.error(

@@ -25,6 +25,7 @@ from omconnect.source_base.formats.base import (
     failed,
     record,
 )
+from omconnect.source_base.formats.undecodable import TEXT_ERRORS, undecodable
 
 __all__ = ["JsonLinesFormat"]
 
@@ -60,12 +61,10 @@ class JsonLinesFormat(RecordFormat):
             yield from self._lines(stream, object_name, skip, binary=True)
             return
         # Other encodings (UTF-16...) cannot be split into lines as bytes.
-        text = io.TextIOWrapper(stream, encoding=self.encoding, newline=None)
+        text = io.TextIOWrapper(stream, encoding=self.encoding, newline=None,
+                                errors=TEXT_ERRORS)
         try:
             yield from self._lines(text, object_name, skip, binary=False)
-        except UnicodeDecodeError as exc:
-            yield failed(0, self.error(f"not valid {self.encoding}: {exc}", object_name, 0,
-                                       line=True))
         finally:
             text.detach()  # the caller owns (and closes) the stream
 
@@ -80,6 +79,12 @@ class JsonLinesFormat(RecordFormat):
             if skip:
                 if line.strip():
                     skip -= 1
+                continue
+            bad = None if binary else undecodable((line,))
+            if bad is not None:
+                yield failed(number, self.error(
+                    f"line is not valid {self.encoding}: byte {bad} does not decode",
+                    object_name, number, line=True))
                 continue
             try:
                 value = decode(line.decode() if binary else line)
