@@ -26,9 +26,10 @@ __all__ = ["IdleWatch"]
 _SETTLED = frozenset({"RUNNING", "PAUSED", "FAILED", "STOPPED"})
 
 
-def _activity(snap: TaskMetricsSnapshot) -> tuple[int, ...]:
+def _activity(snap: TaskMetricsSnapshot) -> tuple[float, ...]:
+    # started_at: a restarted task (its counters, loops included, begin again) moved.
     return (snap.polled, snap.sent, snap.acknowledged, snap.put, snap.errors,
-            snap.dead_lettered, snap.filtered)
+            snap.dead_lettered, snap.filtered, snap.started_at)
 
 
 class IdleWatch:
@@ -41,7 +42,7 @@ class IdleWatch:
 
     def __init__(self, window: float) -> None:
         self.window = window
-        self._last: dict[tuple[str, int], tuple[int, ...]] = {}
+        self._last: dict[tuple[str, int], tuple[float, ...]] = {}
         self._idle_since: float | None = None
         self._loops_at_start: dict[tuple[str, int], int] = {}
 

@@ -22,8 +22,9 @@ def _restore_logging():
 
 
 def _snap(connector="c", task=0, kind="source", at=0.0, **counts) -> TaskMetricsSnapshot:
+    counts.setdefault("started_at", 0.0)
     return TaskMetricsSnapshot(connector=connector, task=task, kind=kind, taken_at=at,
-                               started_at=0.0, **counts)
+                               **counts)
 
 
 def test_logfmt_quotes_what_needs_quoting_and_drops_nones():
@@ -85,6 +86,17 @@ def test_idle_once_nothing_moves_for_the_window():
     assert not watch.update(1.0, [_snap(loops=11, **moved)], running)
     assert not watch.update(3.5, [_snap(loops=20, **moved)], running)
     assert watch.update(4.0, [_snap(loops=21, **moved)], running)
+
+
+def test_a_restarted_task_starts_its_loop_count_again_without_blocking_idleness():
+    watch = IdleWatch(1.0)
+    running = {("c", 0): "RUNNING"}
+    watch.update(0.0, [_snap(loops=500)], running)
+    watch.update(0.5, [_snap(loops=501)], running)
+    restarted = {"started_at": 10.0}
+    assert not watch.update(1.0, [_snap(loops=1, **restarted)], running)  # a new run
+    watch.update(1.5, [_snap(loops=2, **restarted)], running)
+    assert watch.update(2.6, [_snap(loops=4, **restarted)], running)
 
 
 def test_a_task_held_up_for_the_whole_window_is_not_idle():
