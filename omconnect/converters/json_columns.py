@@ -56,11 +56,12 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.compute as pc  # noqa: E402
 import pyarrow.json as pj  # noqa: E402
 
+from omconnect.columnar.arrow_types import arrow_type_of  # noqa: E402
 from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
 from omconnect.columnar.typed_values import column_fits  # noqa: E402
 from omconnect.data.logical import DATE, TIME, TIMESTAMP, decimal_scale  # noqa: E402
 from omconnect.data.logical_names import DECIMAL  # noqa: E402
-from omconnect.data.schema import Schema, Type  # noqa: E402
+from omconnect.data.schema import Schema, Type, integer_range  # noqa: E402
 
 __all__ = ["json_string_column", "json_string_values", "json_struct_column",
            "json_struct_values"]
@@ -73,10 +74,7 @@ _READ_FLAT = _FLAT - {Type.FLOAT32}  # a double out of FLOAT32's range: the reco
 _READ_TIMES = frozenset((DATE, TIMESTAMP))
 _TIMES = frozenset((DATE, TIME, TIMESTAMP))
 _NAME_ESCAPES = re.compile(_NEEDS_ESCAPE)
-_INT_RANGES = {Type.INT8: (-(2**7), 2**7 - 1), Type.INT16: (-(2**15), 2**15 - 1),
-               Type.INT32: (-(2**31), 2**31 - 1)}
 _DATE_DAYS = (-719_162, 2_932_896)  # datetime.date's range, in days since 1970-01-01
-_INT_TYPES = {Type.INT8: pa.int8(), Type.INT16: pa.int16(), Type.INT32: pa.int32()}
 _TIMESTAMP_MS = (-62_135_596_800_000, 253_402_300_799_999)  # datetime's range, UTC
 _BASE64 = np.frombuffer(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/", np.uint8)
@@ -376,7 +374,7 @@ def _read_type(schema: Schema) -> pa.DataType:
         return pa.string()
     if kind is Type.BOOLEAN:
         return pa.bool_()
-    if kind in (Type.FLOAT32, Type.FLOAT64):
+    if kind is Type.FLOAT64:
         return pa.float64()
     return pa.int64()
 
@@ -429,8 +427,8 @@ def _typed_struct(column: pa.StructArray, schema: Schema, rows: pa.Array | None
 
 
 def _typed_value(child: pa.Array, schema: Schema, valid: pa.Array) -> pa.Array | None:
-    """One field's values in the type the records' values would get (see
-    :func:`_typed_struct`).
+    """One field's values in the type the records' values get
+    (:func:`~omconnect.columnar.arrow_types.arrow_type_of`; see :func:`_typed_struct`).
     """
     if schema.type is Type.STRUCT:
         return _typed_struct(child, schema, valid)
@@ -439,14 +437,11 @@ def _typed_value(child: pa.Array, schema: Schema, valid: pa.Array) -> pa.Array |
     if name == DATE:
         if not _within(values, _DATE_DAYS):
             return None
-        return child.cast(pa.int32()).cast(pa.date32())
-    if name == TIMESTAMP:
+        child = child.cast(pa.int32())
+    elif name == TIMESTAMP:
         if not _within(values, _TIMESTAMP_MS):
             return None
-        return pc.multiply(child, 1000).cast(pa.timestamp("us", tz="UTC"))
-    bounds = _INT_RANGES.get(schema.type)
-    if bounds is not None:
-        if not _within(values, bounds):
-            return None
-        return child.cast(_INT_TYPES[schema.type])
-    return child
+        child = pc.multiply(child, 1000)  # milliseconds, to the type's microseconds
+    elif schema.type.is_integer and not _within(values, integer_range(schema.type)):
+        return None
+    return child.cast(arrow_type_of(schema))
