@@ -34,8 +34,7 @@ import decimal
 import json
 from typing import Any
 
-from omconnect.data.logical import TIME
-from omconnect.data.schema import Schema, Type
+from omconnect.data.schema import Schema
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 
@@ -63,20 +62,15 @@ def arrow_type_of(schema: Schema) -> Any:
 
 def to_arrow_value(value: Any, schema: Schema | None) -> Any:
     """``value`` as Arrow takes it for ``arrow_type_of(schema)``: structs as dicts,
-    times as text, recursively.
+    times as text, recursively (:func:`omconnect.columnar.arrow_types.arrow_value`).
     """
-    if value is None or schema is None:
-        return value
-    if schema.name == TIME and isinstance(value, dt.time):
-        return value.isoformat(timespec="microseconds")
-    if schema.type is Type.STRUCT and isinstance(value, Struct):
-        return {f.name: to_arrow_value(value.get(f.name), f.schema) for f in schema.fields}
-    if schema.type is Type.ARRAY:
-        return [to_arrow_value(item, schema.value_schema) for item in value]
-    if schema.type is Type.MAP:
-        return [(to_arrow_value(k, schema.key_schema), to_arrow_value(v, schema.value_schema))
-                for k, v in value.items()]
-    return value
+    from omconnect.columnar.arrow_types import arrow_value
+
+    return arrow_value(value, schema, _time_text)
+
+
+def _time_text(value: dt.time) -> str:
+    return value.isoformat(timespec="microseconds")
 
 
 def schemaless_values(values: list[Any], *, binary: bool) -> list[Any]:

@@ -23,6 +23,8 @@ Timestamp           timestamp[us, tz=UTC]
 
 from __future__ import annotations
 
+import datetime as dt
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -83,19 +85,25 @@ def arrow_type_of(schema: Schema, time_type: pa.DataType | None = None
     return None
 
 
-def arrow_value(value: Any, schema: Schema) -> Any:
+def arrow_value(value: Any, schema: Schema | None,
+                time: Callable[[dt.time], Any] | None = None) -> Any:
     """``value`` of ``schema`` as ``pa.array`` takes it for :func:`arrow_type_of`:
-    structs as dicts, maps as lists of pairs, recursively.
+    structs as dicts, maps as lists of pairs, recursively; ``time`` turns Time values
+    into what the ``time_type`` given to :func:`arrow_type_of` takes. A value without a
+    schema stays as it is.
     """
-    if value is None:
-        return None
+    if value is None or schema is None:
+        return value
     kind = schema.type
+    if time is not None and schema.name == TIME and isinstance(value, dt.time):
+        return time(value)
     if kind is Type.STRUCT and isinstance(value, Struct):
-        return {f.name: arrow_value(value.get(f.name), f.schema) for f in schema.fields}
+        return {f.name: arrow_value(value.get(f.name), f.schema, time)
+                for f in schema.fields}
     if kind is Type.ARRAY and schema.value_schema is not None:
-        return [arrow_value(item, schema.value_schema) for item in value]
+        return [arrow_value(item, schema.value_schema, time) for item in value]
     if kind is Type.MAP and schema.key_schema is not None and schema.value_schema is not None:
         pairs = value.items() if isinstance(value, dict) else value
-        return [(arrow_value(k, schema.key_schema), arrow_value(v, schema.value_schema))
-                for k, v in pairs]
+        return [(arrow_value(k, schema.key_schema, time),
+                 arrow_value(v, schema.value_schema, time)) for k, v in pairs]
     return value
