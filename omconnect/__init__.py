@@ -35,8 +35,6 @@ from omconnect.errors import (
     RetriableError,
     TransportError,
 )
-from omconnect.module_aliases import MOVED_MODULES as _MOVED_MODULES
-from omconnect.module_aliases import alias_modules as _alias_modules
 from omconnect.records import RecordMetadata, SinkRecord, SourceRecord, TopicPartition
 
 __version__ = "0.1.0"
@@ -75,5 +73,3 @@ __all__ = [
     "Type",
     "__version__",
 ]
-
-_alias_modules(_MOVED_MODULES)  # old import paths of moved modules keep working

@@ -3,7 +3,6 @@ close_resources, and get batching, idle backoff, offset entries, formats from by
 to records and the assignment of objects to tasks. See ``docs/source-base.md``.
 """
 
-from omconnect.module_aliases import renamed
 from omconnect.source_base.backoff import (
     MAX_IDLE_DELAY,
     SYSTEM_CLOCK,
@@ -56,9 +55,3 @@ __all__ = [
     "open_decompressed",
     "task_configs",
 ]
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "Transformer": "RecordFormat",
-    "TransformedRecord": "ParsedRecord",
-    "create_transformer": "create_format",
-})

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import subprocess
-import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -200,10 +199,8 @@ class TransportProfile:
         ``conformance.unreachable.timeout``, ``conformance.xfail.<case>`` (the reason a
         case is expected to fail on this broker). Without ``conformance.profile`` the
         profile registered for the transport's name under :data:`PROFILE_ENTRY_POINTS` is
-        used when there is one (else, with a deprecation warning, the
-        ``conformance_profile`` function of the transport package's ``testing``
-        module). The remaining keys are transport options (a ``<name>.`` prefix, as in
-        worker configs, is removed) and override the profile's.
+        used when there is one. The remaining keys are transport options (a ``<name>.``
+        prefix, as in worker configs, is removed) and override the profile's.
         """
         name = getattr(transport_class, "name", "")
         kit = {k[len(KIT_PREFIX):]: v for k, v in settings.items() if k.startswith(KIT_PREFIX)}
@@ -261,34 +258,7 @@ def _profile_hook(
                     f"({entry_point.value}) cannot be imported: {exc}",
                     key="conformance.profile") from exc
             return registered
-    return _legacy_profile_hook(transport_class)
-
-
-def _legacy_profile_hook(
-    transport_class: type[Transport],
-) -> Callable[[Path], TransportProfile] | None:
-    """``conformance_profile`` of the transport package's ``testing`` module: how
-    profiles were found before the entry point (still honoured, with a warning).
-    """
-    module = importlib.import_module(transport_class.__module__)
-    package = module.__name__ if hasattr(module, "__path__") else module.__name__.rpartition(".")[0]
-    if not package:
-        return None
-    try:
-        testing = importlib.import_module(f"{package}.testing")
-    except ModuleNotFoundError as exc:
-        if exc.name == f"{package}.testing":
-            return None
-        raise
-    found: Callable[[Path], TransportProfile] | None = getattr(
-        testing, "conformance_profile", None)
-    if found is not None:
-        warnings.warn(
-            f"found the conformance profile of transport {transport_class.name!r} in "
-            f"{package}.testing by convention; register it under the "
-            f"{PROFILE_ENTRY_POINTS!r} entry point instead ({transport_class.name} = "
-            f'"{package}.testing:conformance_profile")', DeprecationWarning, stacklevel=2)
-    return found
+    return None
 
 
 def substitute_tmp(config: Mapping[str, Any], directory: Path) -> dict[str, Any]:

@@ -37,7 +37,6 @@ Third-party transforms register in the ``omconnect.transforms`` entry-point grou
 from __future__ import annotations
 
 import abc
-import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
 
@@ -137,15 +136,3 @@ class Predicate(abc.ABC):
 
     def close(self) -> None:
         """Release what :meth:`configure` acquired; called once. The default does nothing."""
-
-
-def __getattr__(name: str) -> Any:
-    # A deprecated alias: TransformChain and TransformStage live in chain.py (which
-    # imports this module) and are exported by omconnect.transforms.
-    if name in ("TransformChain", "TransformStage"):
-        warnings.warn(f"import {name} from omconnect.transforms (or .chain), not from "
-                      "omconnect.transforms.base", DeprecationWarning, stacklevel=2)
-        from omconnect.transforms import chain
-
-        return getattr(chain, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -75,22 +75,11 @@ def test_the_test_brokers_register_their_profiles_by_transport_name() -> None:
     assert registered["pulsar"] == "omconnect_testbrokers.pulsar:conformance_profile"
 
 
-def test_a_profile_in_a_testing_module_is_still_found_with_a_warning(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    package = tmp_path / "legacy_transport"
-    package.mkdir()
-    (package / "__init__.py").write_text(
-        "from omconnect.transport.memory import MemoryTransport\n\n"
-        "class LegacyTransport(MemoryTransport):\n    name = 'legacy'\n")
-    (package / "testing.py").write_text(
-        "from omconnect.testing.profile import TransportProfile\n\n"
-        "def conformance_profile(workdir):\n"
-        "    return TransportProfile(config={'namespace': 'from-the-testing-module'})\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    legacy = importlib.import_module("legacy_transport")
-    with pytest.warns(DeprecationWarning, match=PROFILE_ENTRY_POINTS):
-        profile = TransportProfile.resolve(legacy.LegacyTransport, {}, tmp_path)
-    assert profile.config == {"namespace": "from-the-testing-module"}
+def test_a_transport_without_a_registered_profile_gets_an_empty_one(tmp_path: Path) -> None:
+    profile = TransportProfile.resolve(MemoryTransport, {"namespace": "x"}, tmp_path)
+    assert profile.config == {"namespace": "x"}
+    assert profile.broker is None
+    assert profile.unreachable_config is None
 
 
 def test_factory_is_picklable_and_reopens_the_same_storage(tmp_path: Path) -> None:

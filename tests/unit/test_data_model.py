@@ -703,3 +703,13 @@ def test_arrays_and_maps_project_element_by_element() -> None:
     assert project(source, {"a": 1}, target) == {"a": 1}
     with pytest.raises(SchemaProjectionError, match=r"at \[0\]"):
         project(floats, [1.0], ints)
+
+
+def test_a_struct_schema_takes_a_struct_and_refuses_a_dict() -> None:
+    from omconnect.data.schema import StructValue
+
+    schema = SchemaBuilder.struct().field("id", INT32_SCHEMA).build()
+    schema.validate_value(Struct(schema, {"id": 1}))
+    with pytest.raises(DataError, match="struct schema needs a Struct, got dict"):
+        schema.validate_value({"id": 1})
+    assert isinstance(Struct(schema, {"id": 1}), StructValue)

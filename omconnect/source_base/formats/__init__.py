@@ -17,7 +17,6 @@ import importlib
 from typing import Any
 
 from omconnect.errors import ConfigError
-from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import (
     KeySource,
     ParsedBatch,
@@ -79,10 +78,3 @@ def create_format(name: str, **options: Any) -> RecordFormat:
 
     """
     return format_class(name)(**options)
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "Transformer": "RecordFormat",
-    "TransformedRecord": "ParsedRecord",
-    "create_transformer": "create_format",
-    "transformer_class": "format_class",
-})

@@ -55,7 +55,6 @@ from omconnect.data.schema import (
 )
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import DataError
-from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import (
     ParsedRecord,
     RecordFormat,
@@ -354,7 +353,3 @@ class AvroFormat(RecordFormat):
         except Exception as exc:  # fastavro raises many types on corrupt input
             yield failed(number, self.error(
                 f"corrupt Avro data: {type(exc).__name__}: {exc}", object_name, number))
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "AvroTransformer": "AvroFormat",
-})

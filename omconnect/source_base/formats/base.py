@@ -23,7 +23,6 @@ from typing import IO, Any, ClassVar, NamedTuple
 from omconnect.data.schema import STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError, DataError
-from omconnect.module_aliases import renamed
 
 __all__ = ["KeySource", "ParsedBatch", "ParsedRecord", "RecordFormat"]
 
@@ -210,8 +209,3 @@ class RecordFormat(abc.ABC):
         """A DataError naming the object and the line or record number."""
         where = "line" if line else "record"
         return DataError(message, object=object_name or None, **{where: number})
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "Transformer": "RecordFormat",
-    "TransformedRecord": "ParsedRecord",
-})

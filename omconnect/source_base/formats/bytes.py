@@ -14,7 +14,6 @@ from typing import IO, Any
 
 from omconnect.data.schema import BYTES_SCHEMA
 from omconnect.data.struct import SchemaAndValue
-from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import ParsedRecord, RecordFormat, record
 
 __all__ = ["DEFAULT_CHUNK_SIZE", "BytesFormat"]
@@ -69,7 +68,3 @@ class BytesFormat(RecordFormat):
                 return
             yield record(number, key, SchemaAndValue(BYTES_SCHEMA, chunk))
             number += 1
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "BytesTransformer": "BytesFormat",
-})

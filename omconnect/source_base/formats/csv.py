@@ -27,7 +27,6 @@ from omconnect.data.builder import SchemaBuilder
 from omconnect.data.schema import Schema, Type, integer_range
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import ConfigError, DataError
-from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import (
     ParsedBatch,
     ParsedRecord,
@@ -310,7 +309,3 @@ class CsvFormat(RecordFormat):
                 key = SchemaAndValue(key_at[1], values[key_at[0]])
             yield record(number, key, SchemaAndValue(
                 layout.schema, from_values(layout.schema, values, validate=False)))
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "CsvTransformer": "CsvFormat",
-})

@@ -17,7 +17,6 @@ from typing import IO, Any
 
 from omconnect.data.struct import SchemaAndValue
 from omconnect.errors import ConfigError
-from omconnect.module_aliases import renamed
 from omconnect.source_base.formats.base import (
     KeySource,
     ParsedRecord,
@@ -114,7 +113,3 @@ def _without_bom(line: Any) -> Any:
     if isinstance(line, bytes):
         return line[3:] if line.startswith(codecs.BOM_UTF8) else line
     return line[1:] if line.startswith("\ufeff") else line
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "JsonLinesTransformer": "JsonLinesFormat",
-})

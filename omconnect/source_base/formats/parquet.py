@@ -45,7 +45,6 @@ from omconnect.data.builder import SchemaBuilder
 from omconnect.data.schema import STRING_SCHEMA, Schema, Type
 from omconnect.data.struct import SchemaAndValue, Struct
 from omconnect.errors import DataError
-from omconnect.module_aliases import renamed
 from omconnect.plugins import require
 from omconnect.source_base.formats.base import (
     KeySource,
@@ -438,8 +437,3 @@ def _has_uint64(data_type: Any) -> bool:
         return any(_has_uint64(data_type.field(i).type) for i in range(data_type.num_fields))
     value_field = getattr(data_type, "value_field", None)  # the list kinds
     return value_field is not None and _has_uint64(value_field.type)
-
-
-__getattr__ = renamed(__name__, {  # the names before record formats were named so
-    "ParquetTransformer": "ParquetFormat",
-})
