@@ -145,7 +145,7 @@ class RecordBatchBuilder:
         key = self._key.decode_column(polled.column("key"))
         value = self._value.decode_column(polled.column("value"))
         if key is None or value is None:
-            from omconnect.columnar.messages import batch_to_messages
+            from omconnect.transport.message_batches import batch_to_messages
 
             return self.build(batch_to_messages(None, polled))
         schema = self._schema

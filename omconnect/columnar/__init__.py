@@ -33,7 +33,6 @@ from omconnect.columnar.columns import (  # noqa: E402
     consumed_schema,
     empty_consumed_batch,
 )
-from omconnect.columnar.messages import batch_to_messages, messages_to_batch  # noqa: E402
 from omconnect.columnar.metadata import BatchMetadata  # noqa: E402
 from omconnect.columnar.records import (  # noqa: E402
     sink_records_to_batch,
@@ -52,10 +51,8 @@ __all__ = [
     "WIRE_HEADERS_TYPE",
     "BatchMetadata",
     "SourceBatch",
-    "batch_to_messages",
     "consumed_schema",
     "empty_consumed_batch",
-    "messages_to_batch",
     "sink_records_to_batch",
     "source_batch_to_records",
 ]

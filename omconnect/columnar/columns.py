@@ -38,6 +38,7 @@ __all__ = [
     "consumed_batch",
     "consumed_schema",
     "empty_consumed_batch",
+    "wire_headers",
 ]
 
 TOPIC = "topic"
@@ -101,3 +102,15 @@ def consumed_batch(topics: Sequence[str], partitions: Sequence[int],
         pa.array([list(h) if h else None for h in headers], WIRE_HEADERS_TYPE)
         if has_headers else pa.nulls(len(offsets), WIRE_HEADERS_TYPE),
     ], schema=_CONSUMED)
+
+
+def wire_headers(column: pa.Array | pa.ChunkedArray | None, rows: int
+                 ) -> list[tuple[tuple[str, bytes | None], ...]]:
+    """Each row's headers (a ``headers`` column of :data:`WIRE_HEADERS_TYPE`) as a tuple
+    of (key, value) pairs, the form a transport message carries (``()`` where null or
+    empty); ``rows`` empty tuples when there is no column.
+    """
+    if column is None or column.null_count == len(column):
+        return [()] * rows
+    return [tuple((h["key"], h["value"]) for h in row) if row else ()
+            for row in column.to_pylist()]

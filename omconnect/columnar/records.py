@@ -23,8 +23,8 @@ from omconnect.columnar.columns import (
     TOPIC,
     VALUE,
     WIRE_HEADERS_TYPE,
+    wire_headers,
 )
-from omconnect.columnar.messages import wire_headers
 from omconnect.columnar.source_batch import SourceBatch
 from omconnect.columnar.typed_values import column_fits, value_builder
 from omconnect.data.headers import Headers

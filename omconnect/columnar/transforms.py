@@ -1,14 +1,6 @@
-"""Transforms on Arrow batches: the chain's columnar form and the column operations the
-built-in transforms and predicates use.
-
-:class:`ColumnarChain` runs a connector's transform chain on a batch when every stage
-has a column form (:meth:`~omconnect.transforms.base.Transformation.apply_columns`, and
-:meth:`~omconnect.transforms.base.Predicate.test_columns` for its predicate). A stage
-with a predicate is applied to the whole batch and its result kept only where the
-predicate holds (the other rows keep their columns), exactly as the per-record chain
-applies it to some records and not others. Rows a stage drops (``Filter``) are removed
-before the next stage. When a stage has no column form, the chain answers ``None`` and
-the runtime takes the per-record path for the batch.
+"""The column operations the built-in transforms and predicates use on Arrow batches:
+routing topics, testing topics and headers, adding and dropping headers. The chain that
+runs transforms on batches is :class:`~omconnect.transforms.columnar_chain.ColumnarChain`.
 
 The batch's columns: ``topic``, ``key``, ``value``, ``headers`` (wire form), ``timestamp``
 and, on the sink side, ``partition`` and ``offset``.
@@ -17,20 +9,16 @@ and, on the sink side, ``partition`` and ``offset``.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from omconnect.columnar.columns import HEADERS, TOPIC, WIRE_HEADERS_TYPE
-from omconnect.transforms.chain import TransformChain
 
-__all__ = ["ColumnarChain", "append_header", "drop_headers", "has_header", "map_topics",
-           "topic_mask"]
+__all__ = ["append_header", "drop_headers", "has_header", "map_topics", "topic_mask"]
 
 _ITEM = WIRE_HEADERS_TYPE.value_type
-HeaderSerializer = Callable[[str, str, Any, Any], bytes | None]
 
 
 def _replace(batch: pa.RecordBatch, name: str, column: pa.Array) -> pa.RecordBatch:
@@ -138,63 +126,3 @@ def has_header(batch: pa.RecordBatch, key: str) -> pa.Array:
             found = pc.equal(pc.struct_field(flat, [0]), key).to_numpy(zero_copy_only=False)
             mask[parents[found]] = True
     return pa.array(mask)
-
-
-def _merge(mask: pa.Array, changed: pa.RecordBatch, original: pa.RecordBatch
-           ) -> pa.RecordBatch:
-    """``changed`` where ``mask`` holds, ``original`` elsewhere, column by column."""
-    columns = []
-    for field in changed.schema:
-        new = changed.column(field.name)
-        if field.name in original.schema.names:
-            old = original.column(field.name)
-            if old.type != new.type:
-                old = old.cast(new.type)
-            new = pc.if_else(mask, new, old)
-        columns.append(new)
-    return pa.RecordBatch.from_arrays(columns, names=changed.schema.names)
-
-
-class ColumnarChain:
-    """A task's transform chain applied to Arrow batches (see the module docs).
-
-    Args:
-        chain: The task's chain.
-        serialize_header: A header value's wire bytes (the task's header converter).
-
-    """
-
-    def __init__(self, chain: TransformChain, serialize_header: HeaderSerializer) -> None:
-        self._stages = [(stage.transform, stage.predicate, stage.negate)
-                        for stage in chain.stages]
-        self._serialize_header = serialize_header
-        self.empty = not self._stages
-
-    def apply(self, batch: pa.RecordBatch) -> pa.RecordBatch | None:
-        """The transformed batch, without the rows a stage dropped; ``None`` when a stage
-        has no column form for it.
-        """
-        for transform, predicate, negate in self._stages:
-            if not batch.num_rows:
-                return batch
-            mask = None
-            if predicate is not None:
-                mask = predicate.test_columns(batch)
-                if mask is None:
-                    return None
-                if negate:
-                    mask = pc.invert(mask)
-                if not pc.any(mask).as_py():
-                    continue
-                if pc.all(mask).as_py():
-                    mask = None
-            out = transform.apply_columns(batch, self._serialize_header)
-            if out is None:
-                return None
-            changed, keep = out
-            if mask is not None:
-                changed = _merge(mask, changed, batch)
-                if keep is not None:
-                    keep = pc.or_(pc.invert(mask), keep)
-            batch = changed if keep is None else changed.filter(keep)
-        return batch

@@ -129,7 +129,7 @@ class BatchSinkTask(SinkTask):
             The reporter's future, or ``None`` when the runtime gives no reporter.
 
         """
-        from omconnect.columnar.messages import wire_headers
+        from omconnect.columnar.columns import wire_headers
         from omconnect.data.headers import Headers
         from omconnect.records import SinkRecord
 

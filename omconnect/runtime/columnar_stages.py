@@ -1,7 +1,7 @@
 """The runtime's columnar stages: a source batch to the columns a producer sends, and a
 polled batch to the columns ``put_batch`` receives, when the converters allow it.
 
-Transforms run in their column form (:class:`~omconnect.columnar.transforms.
+Transforms run in their column form (:class:`~omconnect.transforms.columnar_chain.
 ColumnarChain`). Each stage answers ``None`` when the batch cannot stay columnar (a
 transform or predicate without a column form, a converter without one for the column's
 type, an item that fails to convert); the runner then takes the per-record path for that
@@ -35,10 +35,10 @@ from omconnect.columnar.columns import (  # noqa: E402
 )
 from omconnect.columnar.records import millis  # noqa: E402
 from omconnect.columnar.source_batch import SourceBatch  # noqa: E402
-from omconnect.columnar.transforms import ColumnarChain  # noqa: E402
 from omconnect.converters.base import Converter  # noqa: E402
 from omconnect.converters.selection import Converters  # noqa: E402
 from omconnect.transforms.chain import TransformChain  # noqa: E402
+from omconnect.transforms.columnar_chain import ColumnarChain  # noqa: E402
 
 __all__ = ["EncodedBatch", "SinkColumns", "SourceColumns", "last_offsets"]
 

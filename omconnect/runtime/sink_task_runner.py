@@ -364,8 +364,8 @@ class SinkTaskRunner(TaskRunner):
         """Deliver a polled Arrow batch as columns, or per record when it cannot be read
         as columns.
         """
-        from omconnect.columnar.messages import batch_to_messages
         from omconnect.runtime.columnar_stages import last_offsets
+        from omconnect.transport.message_batches import batch_to_messages
 
         rows = polled.num_rows
         batch = self._columns.decode(polled)

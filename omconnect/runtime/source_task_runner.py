@@ -329,9 +329,9 @@ class SourceTaskRunner(TaskRunner):
         """The per-record send of a columnar batch's sent rows (same submission): the
         messages of the wire columns, each with a record standing for its origin.
         """
-        from omconnect.columnar.messages import batch_to_messages
         from omconnect.columnar.records import source_batch_to_records
         from omconnect.columnar.source_batch import SourceBatch
+        from omconnect.transport.message_batches import batch_to_messages
 
         self.metrics.columnar_fallback += columns.num_rows
         origins = source_batch_to_records(SourceBatch(

@@ -147,7 +147,7 @@ class _Log:
             if isinstance(chunk, list):
                 out += chunk[low:high]
             else:
-                from omconnect.columnar.messages import batch_to_messages
+                from omconnect.transport.message_batches import batch_to_messages
 
                 out += batch_to_messages(None, chunk.slice(low, high - low))
         return out
@@ -159,7 +159,7 @@ class _Log:
         parts = []
         for chunk, low, high in self._pieces(offset, limit):
             if isinstance(chunk, list):
-                from omconnect.columnar.messages import messages_to_batch
+                from omconnect.transport.message_batches import messages_to_batch
 
                 parts.append(messages_to_batch(chunk[low:high]))
             else:

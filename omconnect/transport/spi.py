@@ -113,8 +113,8 @@ class Producer(Closable, abc.ABC):
         storage takes columns override it (the embedded transport writes the columns'
         buffers into its chunks, with no object per row).
         """
-        from omconnect.columnar.messages import batch_to_messages
         from omconnect.columnar.metadata import BatchMetadata
+        from omconnect.transport.message_batches import batch_to_messages
 
         sent = self.send(batch_to_messages(topic, batch))
         result: Future[BatchMetadata] = Future()
@@ -187,7 +187,7 @@ class Consumer(Closable, abc.ABC):
         moved past what is returned. This default builds the batch from :meth:`poll`'s
         messages; transports that store columns override it.
         """
-        from omconnect.columnar.messages import messages_to_batch
+        from omconnect.transport.message_batches import messages_to_batch
 
         return messages_to_batch(self.poll(max_records, timeout))
 

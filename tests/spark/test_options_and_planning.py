@@ -243,7 +243,7 @@ def test_a_group_chunk_polled_as_batches_reads_and_commits_as_its_messages_do():
     from omconnect_spark.group_reading import _next_positions
     from omconnect_spark.reading import MessagesPartition, PolledPartition, read_partition
 
-    from omconnect.columnar.messages import messages_to_batch
+    from omconnect.transport.message_batches import messages_to_batch
 
     messages = [Message(topic, f"k{i}".encode(), f"v{i}".encode(), (("h", b"x"),),
                         1_700_000_000_000 + i, partition, offset)

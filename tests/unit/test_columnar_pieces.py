@@ -8,11 +8,7 @@ import pytest
 
 pa = pytest.importorskip("pyarrow")
 
-from omconnect.columnar import (  # noqa: E402
-    WIRE_HEADERS_TYPE,
-    batch_to_messages,
-    messages_to_batch,
-)
+from omconnect.columnar import WIRE_HEADERS_TYPE  # noqa: E402
 from omconnect.columnar.transforms import append_header, drop_headers, has_header  # noqa: E402
 from omconnect.runtime.columnar_stages import last_offsets  # noqa: E402
 from omconnect.transport.embedded.codec import decode_chunk, encode_chunks  # noqa: E402
@@ -20,6 +16,7 @@ from omconnect.transport.embedded.columns import (  # noqa: E402
     decode_chunk_columns,
     encode_column_chunks,
 )
+from omconnect.transport.message_batches import batch_to_messages, messages_to_batch  # noqa: E402
 from omconnect.transport.messages import Message  # noqa: E402
 
 MESSAGES = [Message("t", b"k1", b"v", (("a", b"1"), ("a", None)), 5, 0, 10),

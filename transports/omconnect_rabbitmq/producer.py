@@ -211,7 +211,7 @@ class RabbitMQProducer(Producer):
         """
         import pyarrow as pa
 
-        from omconnect.columnar.messages import wire_headers
+        from omconnect.columnar.columns import wire_headers
         from omconnect.columnar.metadata import BatchMetadata
         from omconnect.columnar.sizes import check_row_sizes
         from omconnect.transport.kit.column_runs import placed_rows

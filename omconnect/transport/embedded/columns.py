@@ -18,8 +18,11 @@ import numpy as np  # noqa: E402
 import pyarrow as pa  # noqa: E402
 
 from omconnect.columnar.buffers import data_of, offsets_of  # noqa: E402
-from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema  # noqa: E402
-from omconnect.columnar.messages import wire_headers  # noqa: E402
+from omconnect.columnar.columns import (  # noqa: E402
+    WIRE_HEADERS_TYPE,
+    consumed_schema,
+    wire_headers,
+)
 from omconnect.errors import TransportError  # noqa: E402
 from omconnect.transport.embedded.codec import (  # noqa: E402
     _HAS_HEADERS,

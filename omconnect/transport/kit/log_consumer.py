@@ -366,7 +366,7 @@ class LogConsumer(Consumer):
         messages = self._read(partition, offset, limit)
         if not messages:
             return None
-        from omconnect.columnar.messages import messages_to_batch
+        from omconnect.transport.message_batches import messages_to_batch
 
         return messages_to_batch(messages)
 

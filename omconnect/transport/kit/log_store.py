@@ -59,7 +59,7 @@ class LogRun:
         """The run's records as messages with their partition and timestamp set."""
         tp = self.partition
         if self.columns is not None:
-            from omconnect.columnar.messages import batch_to_messages
+            from omconnect.transport.message_batches import batch_to_messages
 
             rows = batch_to_messages(tp.topic, self.columns)
             stamps = self.columns.column("timestamp").to_pylist()
@@ -157,7 +157,7 @@ class LogStore(abc.ABC):
         messages = self.read(partition, offset, limit)
         if not messages:
             return None
-        from omconnect.columnar.messages import messages_to_batch
+        from omconnect.transport.message_batches import messages_to_batch
 
         return messages_to_batch(messages)
 

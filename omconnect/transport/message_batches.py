@@ -1,7 +1,9 @@
 """Between :class:`~omconnect.transport.messages.Message` lists and Arrow batches.
 
 The transports whose client takes or gives one message at a time derive their columnar
-calls from these; the runtime uses them where a batch falls back to the per-record path.
+calls from these (the SPI's default ``send_batch`` and ``poll_batch`` do); the runtime
+uses them where a batch falls back to the per-record path. Needs pyarrow (the
+``columnar`` extra).
 """
 
 from __future__ import annotations
@@ -10,9 +12,13 @@ from collections.abc import Sequence
 from itertools import repeat
 from operator import attrgetter
 
-import pyarrow as pa
+from omconnect.plugins import require
 
-from omconnect.columnar.columns import (
+require("pyarrow", plugin="the columnar path", extra="columnar")
+
+import pyarrow as pa  # noqa: E402
+
+from omconnect.columnar.columns import (  # noqa: E402
     HEADERS,
     KEY,
     OFFSET,
@@ -22,10 +28,11 @@ from omconnect.columnar.columns import (
     VALUE,
     consumed_batch,
     empty_consumed_batch,
+    wire_headers,
 )
-from omconnect.transport.messages import Message, WireHeaders, build_message
+from omconnect.transport.messages import Message, build_message  # noqa: E402
 
-__all__ = ["batch_to_messages", "messages_to_batch", "wire_headers"]
+__all__ = ["batch_to_messages", "messages_to_batch"]
 
 _FIELDS = attrgetter("topic", "partition", "offset", "timestamp", "key", "value", "headers")
 
@@ -37,14 +44,6 @@ def messages_to_batch(messages: Sequence[Message]) -> pa.RecordBatch:
     if not messages:
         return empty_consumed_batch()
     return consumed_batch(*zip(*map(_FIELDS, messages), strict=True))
-
-
-def wire_headers(column: pa.Array | pa.ChunkedArray | None, rows: int) -> list[WireHeaders]:
-    """Each row's headers as a tuple of (key, value) pairs (``()`` where null/empty)."""
-    if column is None or column.null_count == len(column):
-        return [()] * rows
-    return [tuple((h["key"], h["value"]) for h in row) if row else ()
-            for row in column.to_pylist()]
 
 
 def batch_to_messages(topic: str | None, batch: pa.RecordBatch) -> list[Message]:
