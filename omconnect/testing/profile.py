@@ -11,7 +11,7 @@ optional configuration that points at a broker that is not there (for the
 unreachable-broker case). A package offers one by registering a
 ``conformance_profile(workdir) -> TransportProfile`` function under the
 ``omconnect.conformance_profiles`` entry point, named after the transport (the embedded
-transport's is ``omconnect.transport.embedded.testing``; omconnect's own test brokers
+transport's is ``omconnect.testing.embedded_profile``; omconnect's own test brokers
 register theirs from ``tests/brokers``), or a config file names one with
 ``conformance.profile``.
 """

@@ -1,6 +1,7 @@
-"""How the conformance kit runs against the embedded transport.
+"""How the conformance suite runs against the embedded transport.
 
-``pytest --omconnect-transport embedded`` finds :func:`conformance_profile` here: every
+``pytest --omconnect-transport embedded`` finds :func:`conformance_profile` here (the
+``embedded`` entry of the ``omconnect.conformance_profiles`` entry point): every
 case gets a fresh data directory, and group timeouts are short so the take-over cases
 finish in seconds rather than the default ten.
 """
