@@ -41,11 +41,9 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from omconnect.cli.idle import IdleWatch
 from omconnect.cli.log_output import (
     FORMATS,
     configure_logging,
@@ -53,12 +51,14 @@ from omconnect.cli.log_output import (
     remove_cli_logging,
 )
 from omconnect.cli.progress import LiveDisplay, ProgressTracker, TaskProgress
-from omconnect.config.files import load_config_file, load_config_file_as_written
-from omconnect.connector.lifecycle import State
 from omconnect.errors import ConfigError, ConnectError, MissingExtraError
 from omconnect.runtime import StandaloneHerder, tune_gc
-from omconnect.runtime.config_store import COMMAND_LINE
-from omconnect.runtime.worker_config import WorkerConfig
+from omconnect.runtime.idle_watch import IdleWatch
+from omconnect.runtime.standalone_run import (
+    load_standalone_files,
+    open_standalone,
+    task_states,
+)
 
 __all__ = ["add_parser", "run"]
 
@@ -162,56 +162,9 @@ def _prepare(worker_path: str, connector_paths: list[str], log_level: str = "INF
         ConfigError: Listing every problem of every file.
 
     """
-    worker = _load(worker_path, "worker config")
-    configs = [(path, _load(path, "connector config", resolve=False))
-               for path in connector_paths]
-    problems: list[str] = []
-    names: dict[str, str] = {}
-    for path, config in configs:
-        name = str(config.get("name") or "").strip()
-        if name and name in names:
-            problems.append(f"{path}: name {name!r} is also the name in {names[name]}; "
-                            "connector names must be unique")
-        names.setdefault(name, path)
-    try:
-        worker_config = WorkerConfig.parse(worker, origin=worker_path)
-    except ConfigError as exc:
-        raise ConfigError(f"{worker_path}: {exc}", errors=exc.errors) from None
-    quiet_client_loggers(worker_config.transport_class.client_loggers, log_level)
-    herder = StandaloneHerder(worker_config, command_line=[n for n in names if n])
-    herder.open()
-    try:
-        for path, config in configs:
-            validation = herder.validate_connector_config(config)
-            if not validation.ok:
-                lines = [f"  {key}: {message}" for key, messages in
-                         sorted(validation.errors.items()) for message in messages]
-                problems.append(f"{path}: invalid connector config "
-                                f"({validation.error_count} error"
-                                f"{'' if validation.error_count == 1 else 's'}):\n"
-                                + "\n".join(lines))
-        if problems:
-            raise ConfigError("\n".join(problems))
-        for path, config in configs:
-            name = str(config["name"]).strip()
-            _, created = herder.put_connector_config(name, config, origin=COMMAND_LINE)
-            _log.info("%s connector %r from %s", "created" if created else "updated", name,
-                      path)
-    except BaseException:
-        herder.stop()
-        raise
-    return herder, [name for name in names if name]
-
-
-def _load(path: str, what: str, *, resolve: bool = True) -> dict[str, Any]:
-    """The config in ``path``; with ``resolve=False`` its references as written (relative
-    ``${file:...}`` paths made absolute), to be resolved when the connector starts.
-    """
-    if not Path(path).is_file():
-        raise ConfigError(f"{path}: {what} file not found")
-    if resolve:
-        return load_config_file(path)
-    return load_config_file_as_written(path)
+    files = load_standalone_files(worker_path, connector_paths)
+    quiet_client_loggers(files.worker.transport_class.client_loggers, log_level)
+    return open_standalone(files), files.names
 
 
 class _StopSignals:
@@ -315,24 +268,7 @@ class _Runner:
         return failed
 
     def _states(self) -> tuple[dict[tuple[str, int], str], bool]:
-        """Every task's state (connectors without tasks under task -1), and whether any
-        connector or task is FAILED.
-        """
-        states: dict[tuple[str, int], str] = {}
-        failed = False
-        for name in self.herder.connectors():
-            try:
-                status = self.herder.connector_status(name)
-            except ConnectError:
-                continue  # deleted meanwhile
-            if status.connector.state is State.FAILED:
-                failed = True
-            for task in status.tasks:
-                states[(name, task.id)] = task.state.value
-                failed = failed or task.state is State.FAILED
-            if not status.tasks:
-                states[(name, -1)] = status.connector.state.value
-        return states, failed
+        return task_states(self.herder)
 
     def _stop(self) -> None:
         if self.rest is not None:

@@ -13,12 +13,15 @@ These are their pieces, public for transport authors who want more such runs::
 
 A worker is ``python -m omconnect.cli standalone`` in a process of its own (its log in a
 file), or, for a transport that lives in one process (``cross_process`` false), the same
-command line run by :func:`omconnect.cli.main` on a thread of this process.
+run on a thread of this process, through the runtime calls the command makes
+(:mod:`omconnect.runtime.standalone_run`): load and check the files, store the connector
+configs, run until idle, stop.
 """
 
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import signal
 import subprocess
@@ -34,6 +37,7 @@ import attrs
 
 from omconnect import plugins
 from omconnect.config.types import Password
+from omconnect.errors import ConfigError, ConnectError
 from omconnect.testing.processes import kill_process_group, terminate_process_group
 
 __all__ = [
@@ -46,6 +50,8 @@ __all__ = [
     "write_properties",
 ]
 
+
+_log = logging.getLogger(__name__)
 
 RUNNING_MARK = "running connectors"
 """What ``omconnect standalone`` logs once every connector was started."""
@@ -186,19 +192,25 @@ class Worker:
 
 
 def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None = None,
-                 options: Sequence[str] = ()) -> Worker:
-    """Start ``omconnect standalone FILES OPTIONS``.
+                 stop_when_idle: float | None = None, options: Sequence[str] = ()) -> Worker:
+    """Start ``omconnect standalone FILES [--stop-when-idle SECONDS] OPTIONS``.
 
     Args:
         files: The worker config, then the connector configs.
         cross_process: In a process of its own (in its own process group, its standard
             error going to ``log``), or on a thread of this process.
         log: The log file of a process (default: ``worker.log`` beside the worker config).
-        options: More command-line options (e.g. ``--stop-when-idle 3``).
+        stop_when_idle: Stop cleanly once no task has moved a record for this many
+            seconds; a worker on a thread needs it (it cannot be signalled).
+        options: More command-line options of a process (e.g. ``--status-interval 1``).
+
+    Raises:
+        ValueError: A worker on a thread without ``stop_when_idle``, or with ``options``.
 
     """
-    args = ["standalone", *files, "--no-progress", *options]
+    idle = ["--stop-when-idle", f"{stop_when_idle:g}"] if stop_when_idle else []
     if cross_process:
+        args = ["standalone", *files, "--no-progress", *idle, *options]
         log = log or Path(files[0]).with_name("worker.log")
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         with log.open("ab") as err:
@@ -208,16 +220,56 @@ def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None 
                                        stdin=subprocess.DEVNULL, env=env,
                                        start_new_session=True)
         return Worker(process, None, [], log, start)
-    from omconnect.cli import main
-
+    if not stop_when_idle or options:
+        raise ValueError("a worker on a thread cannot be signalled or given command-line "
+                         "options: give it stop_when_idle and no options")
     result = [-1]
+    window = stop_when_idle
 
     def run() -> None:
-        result[0] = main([*args, "--python-gc"])
+        result[0] = _run_until_idle(files, window)
 
-    thread = threading.Thread(target=run, name="omconnect-kit-worker", daemon=True)
+    thread = threading.Thread(target=run, name="omconnect-pipeline-worker", daemon=True)
     thread.start()
     return Worker(None, thread, result, None)
+
+
+def _run_until_idle(files: Sequence[str], window: float) -> int:
+    """Run a standalone worker on ``files`` here until it has been idle for ``window``
+    seconds, as ``omconnect standalone --stop-when-idle`` does; its exit status (0 after
+    a clean stop, 1 when a connector or task FAILED or the worker could not run, 2 for
+    invalid configs).
+    """
+    from omconnect.runtime.idle_watch import IdleWatch
+    from omconnect.runtime.standalone_run import (
+        load_standalone_files,
+        open_standalone,
+        task_states,
+    )
+
+    try:
+        herder = open_standalone(load_standalone_files(files[0], files[1:]))
+    except ConfigError as exc:
+        _log.error("invalid configs, nothing was started: %s", exc)
+        return 2
+    except ConnectError as exc:
+        _log.error("the worker cannot run: %s", exc)
+        return 1
+    failed = False
+    try:
+        herder.start()
+        watch = IdleWatch(window)
+        while True:
+            time.sleep(0.5)
+            states, failed = task_states(herder)
+            if watch.update(time.monotonic(), herder.metrics(), states):
+                break
+    except ConnectError as exc:
+        _log.error("the worker cannot run: %s", exc)
+        failed = True
+    finally:
+        herder.stop()
+    return 1 if failed else 0
 
 
 @attrs.frozen(kw_only=True)
@@ -319,9 +371,12 @@ class LinePipeline:
                 self.sink_file(directory)]
 
     def start(self, files: Sequence[str], *, cross_process: bool,
-              options: Sequence[str] = ()) -> Worker:
-        """Start a worker on ``files``; it is stopped by :meth:`close` if still running."""
-        worker = start_worker(files, cross_process=cross_process, options=options)
+              stop_when_idle: float | None = None, options: Sequence[str] = ()) -> Worker:
+        """Start a worker on ``files`` (see :func:`start_worker`); it is stopped by
+        :meth:`close` if still running.
+        """
+        worker = start_worker(files, cross_process=cross_process,
+                              stop_when_idle=stop_when_idle, options=options)
         self._workers.append(worker)
         return worker
 

@@ -9,9 +9,9 @@ import threading
 
 import pytest
 
-from omconnect.cli.idle import IdleWatch
 from omconnect.cli.log_output import configure_logging, format_logfmt, remove_cli_logging
 from omconnect.cli.progress import LiveDisplay, ProgressTracker
+from omconnect.runtime.idle_watch import IdleWatch
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 
 

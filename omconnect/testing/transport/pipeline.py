@@ -60,7 +60,7 @@ class Pipelines:
         settings = kit.settings
         self.trials = settings.trials
         self.lines = kit.count(5000)
-        self.idle = ["--stop-when-idle", f"{settings.idle:g}"]
+        self.idle = settings.idle
         self.timeout = max(120.0, settings.timeout * 4)
         # Where a group gets only what is sent after it exists (classic RabbitMQ topics),
         # what the sink's group was not there for is refused and sent again, after later
@@ -78,8 +78,8 @@ class Pipelines:
 
     def run(self, pipeline: LinePipeline, files: list[str], **kwargs: Any) -> int | None:
         """Run one worker on ``files`` until it stops by itself (``--stop-when-idle``)."""
-        worker = pipeline.start(files, cross_process=self.cross_process, options=self.idle,
-                                **kwargs)
+        worker = pipeline.start(files, cross_process=self.cross_process,
+                                stop_when_idle=self.idle, **kwargs)
         return pipeline.finished(worker, self.timeout)
 
     def verdict(self, trial: int, pipeline: LinePipeline) -> str | None:
@@ -171,7 +171,7 @@ class PipelineCases(TransportCase):
             sink = pipeline.start([pipeline.worker_file("sink-worker"),
                                    pipeline.sink_file("sink-worker")],
                                   cross_process=pipelines.cross_process,
-                                  options=pipelines.idle)
+                                  stop_when_idle=pipelines.idle)
             assert sink.wait(_STARTUP_S) is None, \
                 "the sink's worker stopped before its topic existed"
             pipelines.run(pipeline, [pipeline.worker_file("source-worker"),
