@@ -41,7 +41,7 @@ from typing import Any
 
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec
-from omconnect.transport.selection import open_transport
+from omconnect.transport.opening import open_transport
 
 VALUE = json.dumps({"id": 1, "customer": "c-00001", "item": "sku-0001", "qty": 3,
                     "price": 12.5, "note": "xxxxxxxx"}, separators=(",", ":")).encode()

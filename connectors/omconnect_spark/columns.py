@@ -29,7 +29,7 @@ from operator import attrgetter
 from typing import Any
 
 from omconnect.converters.base import Converter
-from omconnect.converters.selection import build_converters
+from omconnect.converters.task_converters import build_converters
 from omconnect.data.struct import Struct
 from omconnect.errors import DataError
 from omconnect.transport.messages import Message

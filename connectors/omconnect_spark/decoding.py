@@ -12,7 +12,7 @@ from typing import Any, Literal
 import attrs
 
 from omconnect import plugins
-from omconnect.converters.selection import converter_config_errors
+from omconnect.converters.task_converters import converter_config_errors
 from omconnect.errors import ConfigError
 
 __all__ = ["Decoding", "decoding_of"]

@@ -30,8 +30,8 @@ from omconnect.transport.spi import Admin, Consumer, Transport
 from omconnect_spark.offset_specs import EARLIEST, LATEST, OffsetSpec
 from omconnect_spark.options import TransportSettings
 from omconnect_spark.retry import retrying
-from omconnect_spark.selection import TopicSelection
 from omconnect_spark.timestamps import offset_for_timestamp
+from omconnect_spark.topic_selection import TopicSelection
 
 __all__ = [
     "DataLossError",

@@ -27,7 +27,7 @@ import attrs
 from omconnect import plugins
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, OneOf, Range
 from omconnect.errors import ConfigError, PluginError
-from omconnect.transport.selection import open_transport, transport_config_errors
+from omconnect.transport.opening import open_transport, transport_config_errors
 from omconnect.transport.spi import Transport
 from omconnect_spark.decoding import Decoding, decoding_of
 from omconnect_spark.offset_specs import (
@@ -39,7 +39,7 @@ from omconnect_spark.offset_specs import (
     parse_offset_spec,
     starting_spec,
 )
-from omconnect_spark.selection import TopicSelection, parse_assign
+from omconnect_spark.topic_selection import TopicSelection, parse_assign
 
 __all__ = [
     "EARLIEST",
@@ -226,7 +226,7 @@ class TransportSettings:
 
     def open(self) -> Transport:
         """A new instance of the transport, opened exactly as the standalone runtime does
-        (:func:`omconnect.transport.selection.open_transport`).
+        (:func:`omconnect.transport.opening.open_transport`).
 
         Raises:
             ConfigError: The transport or one of its options is invalid.

@@ -36,7 +36,7 @@ from omconnect.columnar.columns import (  # noqa: E402
 from omconnect.columnar.records import millis  # noqa: E402
 from omconnect.columnar.source_batch import SourceBatch  # noqa: E402
 from omconnect.converters.base import Converter  # noqa: E402
-from omconnect.converters.selection import Converters  # noqa: E402
+from omconnect.converters.task_converters import Converters  # noqa: E402
 from omconnect.transforms.chain import TransformChain  # noqa: E402
 from omconnect.transforms.columnar_chain import ColumnarChain  # noqa: E402
 

@@ -26,7 +26,7 @@ from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import NonEmptyString, OneOf, Range
 from omconnect.connector.connector import Connector, SinkConnector, SourceConnector
 from omconnect.connector.resolution import resolve_connector_class
-from omconnect.converters.selection import converter_config_errors
+from omconnect.converters.task_converters import converter_config_errors
 from omconnect.errors import ConfigError, ConnectError, PluginError
 from omconnect.runtime.restart_policy import RestartPolicy
 from omconnect.runtime.retry_with_tolerance import DEFAULT_DELIVERY_TIMEOUT_MS, ErrorPolicy

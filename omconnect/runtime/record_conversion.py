@@ -15,7 +15,7 @@ from itertools import repeat
 from operator import attrgetter
 from typing import Any
 
-from omconnect.converters.selection import (
+from omconnect.converters.task_converters import (
     Converters,
     build_converters,
     converter_config_errors,

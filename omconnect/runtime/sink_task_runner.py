@@ -40,7 +40,7 @@ from typing import Any
 from omconnect.connector.batch_tasks import columnar_available, puts_batches
 from omconnect.connector.context import ErrantRecordReporter, SinkTaskContext
 from omconnect.connector.task import SinkTask
-from omconnect.converters.selection import build_converters
+from omconnect.converters.task_converters import build_converters
 from omconnect.errors import (
     ConnectError,
     RetriableError,

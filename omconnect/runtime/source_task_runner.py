@@ -35,7 +35,7 @@ from typing import Any
 from omconnect.connector.batch_tasks import batches_of, columnar_available, polls_batches
 from omconnect.connector.context import OffsetStorageReader, SourceTaskContext
 from omconnect.connector.task import SourceTask
-from omconnect.converters.selection import build_converters
+from omconnect.converters.task_converters import build_converters
 from omconnect.errors import (
     ConnectError,
     IllegalStateError,

@@ -27,10 +27,10 @@ from omconnect import plugins
 from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import NonEmptyString, OneOf, Range
-from omconnect.converters.selection import converter_config_errors
+from omconnect.converters.task_converters import converter_config_errors
 from omconnect.errors import ConfigError
 from omconnect.runtime.storage_namespaces import derive_standalone_id, storage_namespaces
-from omconnect.transport.selection import TransportSelection, transport_config_errors
+from omconnect.transport.opening import TransportSelection, transport_config_errors
 from omconnect.transport.spi import Transport
 
 __all__ = [
@@ -287,7 +287,7 @@ class WorkerConfig:
 
     def open_transport(self) -> Transport:
         """A new instance of the selected transport, with its options
-        (:meth:`omconnect.transport.selection.TransportSelection.open`).
+        (:meth:`omconnect.transport.opening.TransportSelection.open`).
         """
         return TransportSelection(name=self.transport_name, transport_class=self.transport_class,
                                   options=self.transport_options).open()

@@ -1,11 +1,11 @@
-"""The Transport SPI, opening a configured transport (:mod:`~omconnect.transport.selection`),
+"""The Transport SPI, opening a configured transport (:mod:`~omconnect.transport.opening`),
 the driver kit (:mod:`~omconnect.transport.kit`) and the in-core transports
 (:mod:`~omconnect.transport.embedded`, :mod:`~omconnect.transport.memory`).
 """
 
 from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.messages import Message, TopicSpec, WireHeaders
-from omconnect.transport.selection import (
+from omconnect.transport.opening import (
     TransportSelection,
     open_transport,
     select_transport,

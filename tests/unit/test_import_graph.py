@@ -38,7 +38,7 @@ FLOORS: list[list[str]] = [
     # and transforms.
     ["omconnect.connector", "omconnect.transport.spi", "omconnect.transport.messages",
      "omconnect.transport.message_batches", "omconnect.transport.capabilities",
-     "omconnect.transport.kit.checks", "omconnect.transport.selection",
+     "omconnect.transport.kit.checks", "omconnect.transport.opening",
      "omconnect.converters", "omconnect.transforms"],
     # The faces plugins import from.
     ["omconnect", "omconnect.transport"],

@@ -1,5 +1,5 @@
-"""Which transport a configuration selects, and opening it: the one way the runtime and
-the Spark adapter open a configured transport.
+"""Opening the transport a configuration names: the one way the runtime and the Spark
+adapter select a transport, check its options and open it.
 
 A configuration names its transport with ``transport`` (default ``embedded``, an entry
 point of the ``omconnect.transports`` group or a ``package.module:Class`` path) and gives

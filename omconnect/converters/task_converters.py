@@ -1,5 +1,5 @@
-"""The converters a configuration selects: checking them (:func:`converter_config_errors`)
-and building them (:func:`build_converters`).
+"""A task's three converters (key, value, header) from its configuration: checking them
+(:func:`converter_config_errors`) and building them (:func:`build_converters`).
 
 A connector's ``key.converter``, ``value.converter`` and ``header.converter`` (with their
 own ``<role>.<option>`` keys) override the worker's, as in Kafka Connect; the defaults are
