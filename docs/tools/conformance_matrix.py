@@ -1,4 +1,4 @@
-"""Run the conformance kit on every transport and write ``docs/conformance-matrix.md``.
+"""Run the conformance suite on every transport and write ``docs/conformance-matrix.md``.
 
 Usage::
 
@@ -149,7 +149,7 @@ def render(results: dict[str, dict[str, Any]], left_out: dict[str, str],
         counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(data["counts"].items()))
         broker = versions.get(transport, "in-process (no broker)")
         lines.append(f"* `{transport}`: {broker}. {counts}; {data.get('seconds', '?')} s, "
-                     f"kit exit code {data.get('exit_code', '?')}.")
+                     f"suite exit code {data.get('exit_code', '?')}.")
     for transport, reason in left_out.items():
         lines.append(f"* `{transport}`: not run: {_cell_reason(reason)}")
     lines += [
@@ -190,7 +190,7 @@ def render(results: dict[str, dict[str, Any]], left_out: dict[str, str],
 
 
 def main() -> int:
-    """Run the kit on each transport and write the matrix; 1 if any case failed."""
+    """Run the suite on each transport and write the matrix; 1 if any case failed."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--transport", default=",".join(TRANSPORTS),
                         help="comma-separated transports (default: all)")
@@ -216,7 +216,7 @@ def main() -> int:
                 left_out[transport] = f"{module} is not installed (omconnect[{transport}])"
                 print(f"{transport}: left out: {left_out[transport]}", flush=True)
                 continue
-            print(f"{transport}: running the kit ...", flush=True)
+            print(f"{transport}: running the suite ...", flush=True)
             data, tail = run_kit(transport, reports / f"{transport}.json")
             if data is None:
                 left_out[transport] = tail.splitlines()[0] if tail else "no report"

@@ -3,7 +3,7 @@
 Subcommands: ``standalone`` (run connectors), ``validate`` (check a connector config),
 ``plugins`` (list installed plugins), ``offsets`` (show or reset a stopped connector's
 offsets), ``status`` (connectors' states and counts) and ``conformance`` (run the
-conformance kit against a transport or connector).
+conformance suite against a transport or connector).
 See ``docs/cli.md``.
 """
 
@@ -39,7 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     status.add_parser(subparsers)
     subparsers.add_parser(
         "conformance", add_help=False,
-        help="run the conformance kit (omconnect conformance --help for its options)")
+        help="run the conformance suite (omconnect conformance --help for its options)")
     return parser
 
 
@@ -93,14 +93,14 @@ def _conformance(argv: list[str]) -> int:
     try:
         importlib.import_module("pytest")
     except ImportError:
-        print("omconnect conformance: the conformance kit runs on pytest, which is not "
+        print("omconnect conformance: the conformance suite runs on pytest, which is not "
               "installed; install it with: pip install 'omconnect[test]'", file=sys.stderr)
         return 2
     try:
         cli = importlib.import_module("omconnect.testing.cli")
     except ModuleNotFoundError as exc:
         if exc.name and exc.name.startswith("omconnect.testing"):
-            print("omconnect conformance: the conformance kit (omconnect.testing.cli) is "
+            print("omconnect conformance: the conformance suite (omconnect.testing.cli) is "
                   "not part of this installation", file=sys.stderr)
             return 2
         raise

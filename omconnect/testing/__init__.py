@@ -1,4 +1,4 @@
-"""The omconnect conformance kit: transport and connector suites for pytest.
+"""The omconnect conformance suite: transport and connector suites for pytest.
 
 Run the transport suite against any installed transport::
 
@@ -10,7 +10,7 @@ Connector authors use :class:`ConnectorConformance` (or ``--omconnect-connector`
 
 The names below are imported on first use: the pytest plugin (``omconnect.testing.plugin``)
 is loaded in every pytest run wherever omconnect is installed, and must not import the
-kit unless it is asked to run.
+suite unless it is asked to run.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         TransportProfile,
         UnreachableBroker,
     )
-    from omconnect.testing.transport import Kit, TransportConformance
+    from omconnect.testing.transport import TransportConformance, TransportHarness
 
 __all__ = [
     "BrokerControl",
@@ -38,10 +38,10 @@ __all__ = [
     "ConnectorHarness",
     "ConnectorHooks",
     "DictOffsetStore",
-    "Kit",
     "TranslationCase",
     "TransportConformance",
     "TransportFactory",
+    "TransportHarness",
     "TransportProfile",
     "UnreachableBroker",
     "check_error_translation",
@@ -57,7 +57,7 @@ _HOMES = {
     "ConnectorHooks": "connector",
     "ConnectorHarness": "harness",
     "DictOffsetStore": "harness",
-    "Kit": "transport",
+    "TransportHarness": "transport",
     "TransportConformance": "transport",
     "TranslationCase": "error_translation",
     "check_error_translation": "error_translation",

@@ -1,11 +1,11 @@
-"""``omconnect conformance``: run the conformance kit from the command line.
+"""``omconnect conformance``: run the conformance suite from the command line.
 
 ::
 
     omconnect conformance --transport NAME [--config FILE] [--json [FILE]]
     omconnect conformance --connector CLASS_OR_NAME --config FILE [--json [FILE]]
 
-Runs pytest on the kit's suite with the matching ``--omconnect-*`` options, prints the
+Runs pytest on the suite with the matching ``--omconnect-*`` options, prints the
 case x outcome table, and returns pytest's exit code (non-zero on any failure). The run
 is isolated from the current directory's pytest configuration.
 """
@@ -28,7 +28,7 @@ def build_parser(prog: str = "omconnect conformance") -> argparse.ArgumentParser
     """The argument parser of ``omconnect conformance``."""
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Run the omconnect conformance kit against a transport or a connector.")
+        description="Run the omconnect conformance suite against a transport or a connector.")
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("--transport", metavar="NAME",
                         help="transport to test: an entry-point name or package.module:Class")
@@ -55,7 +55,7 @@ def _plugin_installed() -> bool:
 
 
 def run_conformance(argv: Sequence[str] | None = None) -> int:
-    """Run the conformance kit as ``omconnect conformance`` would; the exit code.
+    """Run the conformance suite as ``omconnect conformance`` would; the exit code.
 
     Args:
         argv: The arguments after ``conformance`` (default: ``sys.argv[1:]``).
@@ -77,7 +77,7 @@ def run_conformance(argv: Sequence[str] | None = None) -> int:
         # --json FILE: the plugin writes FILE itself, so the path it prints is the user's.
         report = Path(scratch) / "conformance.json" if to_stdout or not args.json \
             else Path(args.json).resolve()
-        # The kit is imported already (this process runs omconnect), so pytest cannot
+        # The suite is imported already (this process runs omconnect), so pytest cannot
         # rewrite its asserts; its messages do not need it.
         options = ["-c", str(ini), "--rootdir", scratch, "-p", "no:cacheprovider",
                    "-W", "ignore::pytest.PytestAssertRewriteWarning",

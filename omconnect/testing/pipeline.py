@@ -1,6 +1,6 @@
 """Pipelines through ``omconnect standalone``: the promise, checked where users meet it.
 
-A transport passing its own cases is not enough: the pipeline cases of the kit
+A transport passing its own cases is not enough: the pipeline cases of the suite
 (:mod:`omconnect.testing.transport.pipeline`) run a file source and a file sink through
 real workers on the transport under test and compare what came out with what went in.
 These are their pieces, public for transport authors who want more such runs::
@@ -332,7 +332,7 @@ class LinePipeline:
                  partitions: int = 1, tag: str | None = None, flush_ms: int = 500) -> None:
         self.workdir = workdir
         self.tag = tag or uuid.uuid4().hex[:8]
-        self.topic = f"kit-lines-{self.tag}"
+        self.topic = f"suite-lines-{self.tag}"
         workdir.mkdir(parents=True, exist_ok=True)
         self.expected = [f"line {i:07d} {self.tag}" for i in range(lines)]
         self.input = workdir / "in.txt"
@@ -353,13 +353,13 @@ class LinePipeline:
         return write_properties(self.workdir / name / "worker.properties",
                                 self.worker_settings)
 
-    def source_file(self, directory: str = "worker", name: str = "kit-source") -> str:
+    def source_file(self, directory: str = "worker", name: str = "suite-source") -> str:
         """The file source's config (reads the input into the topic)."""
         return write_properties(self.workdir / directory / "source.properties", {
             "name": name, "connector.class": "FileStreamSource", "file": self.input,
             "topic": self.topic})
 
-    def sink_file(self, directory: str = "worker", name: str = "kit-sink") -> str:
+    def sink_file(self, directory: str = "worker", name: str = "suite-sink") -> str:
         """The file sink's config (writes the topic to the output)."""
         return write_properties(self.workdir / directory / "sink.properties", {
             "name": name, "connector.class": "FileStreamSink", "file": self.output,

@@ -1,4 +1,4 @@
-"""The omconnect pytest plugin: runs the conformance kit and summarises it.
+"""The omconnect pytest plugin: runs the conformance suite and summarises it.
 
 Auto-loaded (entry point ``pytest11``) in every pytest run where omconnect is installed,
 so it does nothing unless asked: it only adds options, and prints a summary when
@@ -11,7 +11,7 @@ conformance cases ran.
   connector acceptance suite.
 * ``--omconnect-json FILE`` writes the case x outcome table as JSON.
 
-Test classes that subclass the kit's (``TransportConformance``, ``ConnectorConformance``)
+Test classes that subclass the suite's (``TransportConformance``, ``ConnectorConformance``)
 are summarised the same way.
 """
 
@@ -41,8 +41,8 @@ _transport_key = pytest.StashKey[dict[str, Any]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add the kit's command-line options."""
-    group = parser.getgroup("omconnect", "omconnect conformance kit")
+    """Add the suite's command-line options."""
+    group = parser.getgroup("omconnect", "omconnect conformance suite")
     group.addoption("--omconnect-transport", metavar="NAME", default=None,
                     help="run the transport conformance suite against transport NAME "
                          "(an entry-point name or package.module:Class)")
@@ -73,12 +73,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Register the kit's marker; put the kit's suites in the collection when their
+    """Register the suite's marker; put the suites in the collection when their
     option is given.
     """
     config.addinivalue_line(
-        "markers", "omconnect_pipeline: a pipeline case of the omconnect kit (workers "
-        "running a source and a sink on the transport; --omconnect-trials sets how many)")
+        "markers", "omconnect_pipeline: a pipeline case of the omconnect conformance suite "
+        "(workers running a source and a sink on the transport; --omconnect-trials sets how "
+        "many)")
     config.stash[_results_key] = {}
     config.pluginmanager.register(_Recorder(config), "omconnect-conformance-recorder")
     suites = []

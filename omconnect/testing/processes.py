@@ -1,7 +1,7 @@
 """Process and port helpers (standard library only): free loopback ports, and stopping a
 child process with its whole process group.
 
-The kit's pipeline cases run workers this way; test-broker launchers (such as
+The suite's pipeline cases run workers this way; test-broker launchers (such as
 ``omconnect_testbrokers`` in ``tests/brokers``) use the same helpers for brokers.
 """
 

@@ -1,11 +1,11 @@
-"""How the kit builds and controls the transport under test.
+"""How the suite builds and controls the transport under test.
 
 A :class:`TransportFactory` builds a fresh :class:`~omconnect.transport.Transport` each
 time it is called (calling it again "reopens" the same storage or broker). It is plain
-data (a class path and a config), so the kit can rebuild the transport in another process
+data (a class path and a config), so the suite can rebuild the transport in another process
 for the cross-process cases.
 
-A :class:`TransportProfile` is what a transport's own test setup supplies to the kit: the
+A :class:`TransportProfile` is what a transport's own test setup supplies to the suite: the
 options to use, an optional :class:`BrokerControl` for the broker-restart case, and an
 optional configuration that points at a broker that is not there (for the
 unreachable-broker case). A package offers one by registering a
@@ -51,8 +51,8 @@ PROFILE_ENTRY_POINTS = "omconnect.conformance_profiles"
 name is the transport's name, its value ``module:function`` taking the run's directory
 and returning a :class:`TransportProfile`."""
 
-KIT_PREFIX = "conformance."
-"""Config-file keys with this prefix configure the kit, not the transport."""
+SUITE_PREFIX = "conformance."
+"""Config-file keys with this prefix configure the suite, not the transport."""
 
 
 @runtime_checkable
@@ -150,7 +150,7 @@ class UnreachableBroker:
     Attributes:
         factory: Builds a transport whose broker address answers nothing.
         timeout: The timeout that config sets, in seconds: the transport must fail
-            within it (the kit allows some slack).
+            within it (the suite allows some slack).
 
     """
 
@@ -160,7 +160,7 @@ class UnreachableBroker:
 
 @attrs.define(kw_only=True)
 class TransportProfile:
-    """What a transport's test setup gives the kit.
+    """What a transport's test setup gives the suite.
 
     Attributes:
         config: Transport options; string values may hold ``{tmp}`` (a fresh directory
@@ -193,7 +193,7 @@ class TransportProfile:
     ) -> TransportProfile:
         """The profile for ``transport_class`` from a config file's flat ``settings``.
 
-        ``conformance.*`` keys configure the kit: ``conformance.profile`` (a
+        ``conformance.*`` keys configure the suite: ``conformance.profile`` (a
         ``module:function`` returning a profile, called with ``workdir``),
         ``conformance.restart.command``, ``conformance.unreachable.config.<option>`` and
         ``conformance.unreachable.timeout``, ``conformance.xfail.<case>`` (the reason a
@@ -203,31 +203,32 @@ class TransportProfile:
         prefix, as in worker configs, is removed) and override the profile's.
         """
         name = getattr(transport_class, "name", "")
-        kit = {k[len(KIT_PREFIX):]: v for k, v in settings.items() if k.startswith(KIT_PREFIX)}
+        suite = {k[len(SUITE_PREFIX):]: v for k, v in settings.items()
+                 if k.startswith(SUITE_PREFIX)}
         options = {_strip(k, name): v for k, v in settings.items()
-                   if not k.startswith(KIT_PREFIX)}
-        hook = _profile_hook(transport_class, kit.get("profile"))
+                   if not k.startswith(SUITE_PREFIX)}
+        hook = _profile_hook(transport_class, suite.get("profile"))
         profile = hook(workdir) if hook is not None else cls()
         if not isinstance(profile, TransportProfile):
             raise ConfigError(
                 f"conformance profile of transport {name!r} returned {type(profile).__name__}, "
                 "not a TransportProfile", key="conformance.profile")
         profile.config = {**profile.config, **options}
-        if "restart.command" in kit:
-            profile.broker = CommandBrokerControl(command=str(kit["restart.command"]))
-        unreachable = {k[len("unreachable.config."):]: v for k, v in kit.items()
+        if "restart.command" in suite:
+            profile.broker = CommandBrokerControl(command=str(suite["restart.command"]))
+        unreachable = {k[len("unreachable.config."):]: v for k, v in suite.items()
                        if k.startswith("unreachable.config.")}
         if unreachable:
             profile.unreachable_config = unreachable
         profile.expected_failures.update(
-            {k[len("xfail."):]: str(v) for k, v in kit.items() if k.startswith("xfail.")})
-        if "unreachable.timeout" in kit:
+            {k[len("xfail."):]: str(v) for k, v in suite.items() if k.startswith("xfail.")})
+        if "unreachable.timeout" in suite:
             try:
-                profile.unreachable_timeout = float(kit["unreachable.timeout"])
+                profile.unreachable_timeout = float(suite["unreachable.timeout"])
             except ValueError:
                 raise ConfigError(
                     f"conformance.unreachable.timeout must be a number of seconds, got "
-                    f"{kit['unreachable.timeout']!r}", key="conformance.unreachable.timeout"
+                    f"{suite['unreachable.timeout']!r}", key="conformance.unreachable.timeout"
                 ) from None
         return profile
 

@@ -2,7 +2,7 @@
 
 The connector is resolved by name (entry point, Kafka Connect alias or Python path); its
 config comes from ``--omconnect-connector-config``. Keys starting with ``conformance.``
-configure the kit: ``conformance.hooks`` names a
+configure the suite: ``conformance.hooks`` names a
 :class:`~omconnect.testing.connector.ConnectorHooks` subclass (``package.module:Class``)
 that unlocks the cases needing hooks; ``conformance.max.tasks`` sets ``max_tasks``.
 ``{tmp}`` in a value becomes a fresh directory per environment.
@@ -23,7 +23,7 @@ from omconnect.connector import Connector
 from omconnect.errors import ConfigError
 from omconnect.records import SinkRecord, SourceRecord
 from omconnect.testing.connector import ConnectorConformance, ConnectorHooks
-from omconnect.testing.profile import KIT_PREFIX, load_config_file, substitute_tmp
+from omconnect.testing.profile import SUITE_PREFIX, load_config_file, substitute_tmp
 
 __all__ = ["TestConnectorConformance"]
 
@@ -55,17 +55,17 @@ def _setup(config: pytest.Config) -> _Setup:
         raise pytest.UsageError("--omconnect-connector needs --omconnect-connector-config FILE "
                                 "(the connector's configuration)")
     settings = load_config_file(path)
-    kit = {k[len(KIT_PREFIX):]: v for k, v in settings.items() if k.startswith(KIT_PREFIX)}
-    connector_config = {k: v for k, v in settings.items() if not k.startswith(KIT_PREFIX)}
+    suite = {k[len(SUITE_PREFIX):]: v for k, v in settings.items() if k.startswith(SUITE_PREFIX)}
+    connector_config = {k: v for k, v in settings.items() if not k.startswith(SUITE_PREFIX)}
     hooks: ConnectorHooks = ConnectorHooks()
-    if kit.get("hooks"):
-        hooks_class = _import_hooks(str(kit["hooks"]))
+    if suite.get("hooks"):
+        hooks_class = _import_hooks(str(suite["hooks"]))
         if not (isinstance(hooks_class, type) and issubclass(hooks_class, ConnectorHooks)):
-            raise ConfigError(f"conformance.hooks {kit['hooks']!r} is not a ConnectorHooks "
+            raise ConfigError(f"conformance.hooks {suite['hooks']!r} is not a ConnectorHooks "
                               "subclass", key="conformance.hooks")
         hooks = hooks_class()
     try:
-        max_tasks = int(kit.get("max.tasks", ConnectorHooks.max_tasks))
+        max_tasks = int(suite.get("max.tasks", ConnectorHooks.max_tasks))
     except ValueError:
         raise ConfigError("conformance.max.tasks must be an integer",
                           key="conformance.max.tasks") from None

@@ -1,4 +1,4 @@
-"""Bounded waiting: every wait in the kit has a deadline, so a broken transport fails a
+"""Bounded waiting: every wait in the suite has a deadline, so a broken transport fails a
 case instead of hanging the run.
 """
 

@@ -1,4 +1,4 @@
-"""Capabilities: what a transport can do, as data the runtime and conformance kit read."""
+"""Capabilities: what a transport can do, as data the runtime and conformance suite read."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ class Capabilities:
     """What a transport offers. Each flag decides which conformance cases apply to it.
 
     Nothing is claimed by default: every flag is false and ``max_partitions`` is 1, so a
-    transport that forgets a flag under-claims (the kit skips the cases it gates, naming
+    transport that forgets a flag under-claims (the suite skips the cases it gates, naming
     the flag) rather than claiming what it may not do.
 
     Attributes:

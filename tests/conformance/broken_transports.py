@@ -1,6 +1,6 @@
 """Deliberately broken transports: the memory transport with one defect each.
 
-The kit's self-tests run the conformance suite against them and check that the case
+The suite's self-tests run the conformance suite against them and check that the case
 meant to catch each defect fails.
 """
 

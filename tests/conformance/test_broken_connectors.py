@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kit import plugin_args
+from nested_suite import plugin_args
 
 pytest_plugins = ["pytester"]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from kit import outcomes, run_suite
+from nested_suite import outcomes, run_suite
 
 pytest_plugins = ["pytester"]
 

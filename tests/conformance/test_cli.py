@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kit import MEMORY
+from nested_suite import MEMORY
 
 from omconnect.testing.cli import run_conformance
 

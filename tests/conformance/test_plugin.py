@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from kit import MEMORY, outcomes, plugin_args, run_suite
+from nested_suite import MEMORY, outcomes, plugin_args, run_suite
 
 pytest_plugins = ["pytester"]
 

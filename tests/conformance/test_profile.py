@@ -23,7 +23,7 @@ from omconnect.transport.memory import MemoryTransport
 
 
 def test_conformance_keys_configure_the_kit_and_the_rest_the_transport(tmp_path: Path) -> None:
-    config = tmp_path / "kit.yaml"
+    config = tmp_path / "suite.yaml"
     config.write_text(
         "memory.namespace: '{tmp}'\n"
         "default.partitions: 3\n"

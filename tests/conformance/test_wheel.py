@@ -1,4 +1,4 @@
-"""The kit works from an installed wheel, outside this repository."""
+"""The suite works from an installed wheel, outside this repository."""
 
 from __future__ import annotations
 
@@ -49,4 +49,4 @@ def test_kit_runs_from_an_installed_wheel_outside_the_repository(tmp_path: Path)
     assert data["counts"].get("fail", 0) == 0 and data["counts"]["pass"] >= 35
     where = _run(python, "-c", "import omconnect.testing; print(omconnect.testing.__file__)",
                  cwd=outside)
-    assert str(venv) in where.stdout, "the kit came from the installed wheel"
+    assert str(venv) in where.stdout, "the suite came from the installed wheel"

@@ -1,4 +1,4 @@
-"""The conformance kit's connector acceptance cases pass for every built-in connector."""
+"""The conformance suite's connector acceptance cases pass for every built-in connector."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The conformance kit's transport suite against the Kafka transport, on both drivers.
+"""The conformance suite's transport suite against the Kafka transport, on both drivers.
 
 Every case runs on a Tansu broker. Cases that fail because of a defect of the broker or
 of a client library are pinned with ``xfail(strict=True)`` naming the defect, so a fix
@@ -20,7 +20,12 @@ from omconnect_testbrokers.kafka import (
 )
 
 from omconnect.testing.profile import BrokerControl, TransportFactory, UnreachableBroker
-from omconnect.testing.transport import Kit, PipelineCases, TransportApiCases, TransportCase
+from omconnect.testing.transport import (
+    PipelineCases,
+    TransportApiCases,
+    TransportCase,
+    TransportHarness,
+)
 from omconnect.testing.transport.failures import FailureCases
 from omconnect.transport.spi import Transport
 
@@ -43,9 +48,9 @@ class _KafkaConformance(TransportApiCases):
     # messages in a record batch of its own (timing); test_kafka_transport.py pins the
     # defect strictly with the messages certainly in one batch.
     @pytest.mark.xfail(strict=False, reason=TANSU_END_OFFSETS)
-    def test_replay_from_offset(self, kit: Kit) -> None:
+    def test_replay_from_offset(self, harness: TransportHarness) -> None:
         """TRANSPORT-25 (pinned: Tansu's end offsets)."""
-        super().test_replay_from_offset(kit)
+        super().test_replay_from_offset(harness)
 
 
 class TestKafkaPythonConformance(_KafkaConformance):
@@ -54,14 +59,14 @@ class TestKafkaPythonConformance(_KafkaConformance):
     driver = "kafka-python"
 
     @pytest.mark.xfail(strict=True, reason=KAFKA_PYTHON_NULL_HEADER)
-    def test_headers_round_trip(self, kit: Kit) -> None:
+    def test_headers_round_trip(self, harness: TransportHarness) -> None:
         """TRANSPORT-3 (pinned: kafka-python refuses null header values)."""
-        super().test_headers_round_trip(kit)
+        super().test_headers_round_trip(harness)
 
     @pytest.mark.xfail(strict=True, reason=KAFKA_PYTHON_NULL_HEADER)
-    def test_batches_and_messages_mix(self, kit: Kit) -> None:
+    def test_batches_and_messages_mix(self, harness: TransportHarness) -> None:
         """TRANSPORT-72 (pinned: kafka-python refuses null header values)."""
-        super().test_batches_and_messages_mix(kit)
+        super().test_batches_and_messages_mix(harness)
 
 
 class TestConfluentConformance(_KafkaConformance):

@@ -140,7 +140,7 @@ def test_a_raised_max_request_size_carries_a_3_mib_message(open_transport, drive
 
 
 def test_an_unreachable_broker_fails_within_the_connect_timeout(driver):
-    """(Sends and admin calls are the conformance kit's TRANSPORT-51.)"""
+    """(Sends and admin calls are the conformance suite's TRANSPORT-51.)"""
     options = unreachable_options(driver)
     address = options["bootstrap.servers"]
 

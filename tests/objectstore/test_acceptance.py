@@ -1,4 +1,4 @@
-"""The conformance kit's connector acceptance cases pass for the object-store source."""
+"""The conformance suite's connector acceptance cases pass for the object-store source."""
 
 from __future__ import annotations
 

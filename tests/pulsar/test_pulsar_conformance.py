@@ -1,4 +1,4 @@
-"""The conformance kit against the Pulsar transport on pulsar-lite, with each
+"""The conformance suite against the Pulsar transport on pulsar-lite, with each
 subscription type. Cases that fail only because of a pulsar-lite defect run as
 ``xfail(strict=True)`` naming it (``PULSAR_LITE_DEFECTS``), so a fixed defect or a new
 failure shows up.

@@ -1,4 +1,4 @@
-"""Pulsar transport behaviour beyond the conformance kit: configuration errors, native
+"""Pulsar transport behaviour beyond the conformance suite: configuration errors, native
 option pass-through, errors from the broker, partitioned topics, negative
 acknowledgement, the key/value store across a broker restart, and the runtime running a
 file → pulsar → file pipeline.

@@ -1,11 +1,11 @@
-"""The conformance kit against the RabbitMQ transport, in both of its modes.
+"""The conformance suite against the RabbitMQ transport, in both of its modes.
 
 * Classic mode (``rabbitmq.streams=false``): topics are classic queues per group. A group
   only receives messages published after its queues exist
-  (``new_subscriber_receives_old_messages`` is false), while most kit cases create a
+  (``new_subscriber_receives_old_messages`` is false), while most cases of the suite create a
   fresh group *after* producing. As a deployment declares its queues before producing,
-  :class:`GroupsDeclaredFirstKit` declares the two groups a case will take from
-  ``Kit.group()`` right after the case creates a topic.
+  :class:`GroupsDeclaredFirstHarness` declares the two groups a case will take from
+  ``TransportHarness.group()`` right after the case creates a topic.
 * Stream mode (``rabbitmq.streams=true``, the default): every topic is a stream; replay,
   seek and new groups reading old messages apply.
 """
@@ -21,7 +21,12 @@ from omconnect_testbrokers.rabbitmq import BrokerHandle
 from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect.testing.profile import TransportFactory, UnreachableBroker
-from omconnect.testing.transport import Kit, KitSettings, PipelineCases, TransportApiCases
+from omconnect.testing.transport import (
+    PipelineCases,
+    SuiteSettings,
+    TransportApiCases,
+    TransportHarness,
+)
 from omconnect.testing.transport.base import _optional_fixture, _record_transport
 from omconnect.transport.spi import Transport
 
@@ -30,8 +35,8 @@ pytestmark = pytest.mark.rabbitmq
 PREDECLARED_GROUPS = 2
 
 
-class GroupsDeclaredFirstKit(Kit):
-    """A kit that declares the next groups ``group()`` hands out on every topic it creates,
+class GroupsDeclaredFirstHarness(TransportHarness):
+    """A harness that declares the next groups ``group()`` hands out on every topic it creates,
     so classic queues exist before the case produces.
     """
 
@@ -75,30 +80,30 @@ def broker_control(broker: BrokerHandle) -> BrokerHandle:
 
 
 class TestClassicConformance(TransportApiCases):
-    """Every kit case on classic queues."""
+    """Every case of the suite on classic queues."""
 
     @pytest.fixture
     def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
         return _factory(broker, streams=False)
 
     @pytest.fixture
-    def kit(self, request: pytest.FixtureRequest, transport_factory: Callable[[], Transport]
-            ) -> Iterator[Kit]:
-        kit = GroupsDeclaredFirstKit(
-            transport_factory, KitSettings.from_config(request.config),
+    def harness(self, request: pytest.FixtureRequest, transport_factory: Callable[[], Transport]
+            ) -> Iterator[TransportHarness]:
+        harness = GroupsDeclaredFirstHarness(
+            transport_factory, SuiteSettings.from_config(request.config),
             broker=_optional_fixture(request, "broker_control"),
             unreachable=_optional_fixture(request, "unreachable_broker"),
             case=request.node.originalname)
         try:
-            yield kit
+            yield harness
         finally:
-            if kit._transport is not None:
-                _record_transport(request.config, kit._transport)
-            kit.close()
+            if harness._transport is not None:
+                _record_transport(request.config, harness._transport)
+            harness.close()
 
 
 class TestStreamConformance(TransportApiCases):
-    """Every kit case with every topic a stream."""
+    """Every case of the suite with every topic a stream."""
 
     @pytest.fixture
     def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
@@ -106,8 +111,8 @@ class TestStreamConformance(TransportApiCases):
 
     @pytest.mark.xfail(strict=True, reason="RabbitMQ publisher confirms carry no stream "
                        "offset, so acknowledgements report offset None")
-    def test_replay_from_offset(self, kit: Kit) -> None:
-        super().test_replay_from_offset(kit)
+    def test_replay_from_offset(self, harness: TransportHarness) -> None:
+        super().test_replay_from_offset(harness)
 
 
 class TestRabbitMQPipelines(PipelineCases):

@@ -1,4 +1,4 @@
-"""The kit's error-translation check, on the embedded transport's SQLite translation and,
+"""The suite's error-translation check, on the embedded transport's SQLite translation and,
 to show it catches what it should, on translations that break each rule.
 """
 

@@ -1,6 +1,6 @@
 """The example transport of docs/writing-a-transport.md (examples/sqlite_transport), a
 third-party package built on the log-transport base: it is registered by entry point,
-passes the conformance kit through ``omconnect conformance`` and stays small.
+passes the conformance suite through ``omconnect conformance`` and stays small.
 """
 
 from __future__ import annotations

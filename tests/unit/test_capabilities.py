@@ -1,5 +1,5 @@
 """Capabilities claim nothing unless declared: a transport that forgets a flag
-under-claims, and the kit then skips the cases the flag gates, naming it."""
+under-claims, and the suite then skips the cases the flag gates, naming it."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An example transport: a durable queue in one SQLite file, built on the log-transport
 base (``omconnect.transport.kit``). It is the worked example of
-``docs/writing-a-transport.md``; the conformance kit and the quick start run on it in CI.
+``docs/writing-a-transport.md``; the conformance suite and the quick start run on it in CI.
 
 Select it with ``transport=sqlite-log`` and ``sqlite-log.path=/some/queue.db``. Several
 processes may share the file: SQLite's WAL lets readers work while one writer appends,
@@ -248,6 +248,6 @@ class SqliteLogTransport(LogTransport):
 
 
 def conformance_profile(workdir: Path) -> TransportProfile:
-    """The kit's profile: a database file per case, short group timeouts."""
+    """The conformance profile: a database file per case, short group timeouts."""
     return TransportProfile(config={"path": f"{TMP_PLACEHOLDER}/queue.db",
                                     "session.timeout.ms": 2000, "heartbeat.interval.ms": 100})

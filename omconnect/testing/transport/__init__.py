@@ -11,7 +11,7 @@ Capabilities` decide which cases run, and each skip names the capability::
             return lambda: MyTransport({"path": str(tmp_path)})
 """
 
-from omconnect.testing.transport.base import Kit, KitSettings, TransportCase
+from omconnect.testing.transport.base import SuiteSettings, TransportCase, TransportHarness
 from omconnect.testing.transport.columnar import ColumnarCases
 from omconnect.testing.transport.failures import FailureCases
 from omconnect.testing.transport.groups import DeliveryCases, GroupCases
@@ -25,13 +25,13 @@ __all__ = [
     "FailureCases",
     "GroupCases",
     "KeyValueCases",
-    "Kit",
-    "KitSettings",
     "MessagingCases",
     "PipelineCases",
+    "SuiteSettings",
     "TransportApiCases",
     "TransportCase",
     "TransportConformance",
+    "TransportHarness",
 ]
 
 

@@ -1,6 +1,6 @@
 """The shared fixtures and helpers of the transport cases.
 
-Every case gets a :class:`Kit`: it opens the transport from the ``transport_factory``
+Every case gets a :class:`TransportHarness`: it opens the transport from the ``transport_factory``
 fixture, names topics and groups uniquely (so cases never see each other's data), keeps
 track of every client it opened and closes them (and deletes its topics) afterwards, and
 waits only until a deadline.
@@ -22,10 +22,10 @@ from omconnect.transport.capabilities import Capabilities
 from omconnect.transport.messages import Message, TopicSpec
 from omconnect.transport.spi import Consumer, KeyValueStore, Producer, StartFrom, Transport
 
-__all__ = ["Kit", "KitSettings", "TransportCase", "message_ids"]
+__all__ = ["SuiteSettings", "TransportCase", "TransportHarness", "message_ids"]
 
 
-class KitSettings:
+class SuiteSettings:
     """Run-wide settings, from the command line.
 
     Attributes:
@@ -47,7 +47,7 @@ class KitSettings:
         self.idle = idle
 
     @classmethod
-    def from_config(cls, config: pytest.Config) -> KitSettings:
+    def from_config(cls, config: pytest.Config) -> SuiteSettings:
         """The settings given on the pytest command line (defaults when absent)."""
 
         def option(name: str, default: float) -> float:
@@ -68,7 +68,7 @@ def message_ids(messages: Sequence[Message]) -> list[bytes | None]:
     return [m.value for m in messages]
 
 
-class Kit:
+class TransportHarness:
     """What a case uses to drive the transport under test.
 
     Args:
@@ -83,7 +83,7 @@ class Kit:
     def __init__(
         self,
         factory: Callable[[], Transport],
-        settings: KitSettings,
+        settings: SuiteSettings,
         *,
         broker: BrokerControl | None = None,
         unreachable: UnreachableBroker | None = None,
@@ -327,7 +327,7 @@ class Kit:
 
 
 class TransportCase:
-    """Base of the transport case classes: provides the ``kit`` fixture.
+    """Base of the transport case classes: provides the ``harness`` fixture.
 
     A subclass (or a conftest) provides the ``transport_factory`` fixture: a callable
     that builds a fresh transport. Optional fixtures: ``broker_control`` (with
@@ -339,25 +339,25 @@ class TransportCase:
     """
 
     @pytest.fixture
-    def kit(self, request: pytest.FixtureRequest, transport_factory: Callable[[], Transport]
-            ) -> Iterator[Kit]:
-        """The case's :class:`Kit`; everything it opened is closed afterwards."""
-        kit = Kit(
+    def harness(self, request: pytest.FixtureRequest, transport_factory: Callable[[], Transport]
+            ) -> Iterator[TransportHarness]:
+        """The case's :class:`TransportHarness`; everything it opened is closed afterwards."""
+        harness = TransportHarness(
             transport_factory,
-            KitSettings.from_config(request.config),
+            SuiteSettings.from_config(request.config),
             broker=_optional_fixture(request, "broker_control"),
             unreachable=_optional_fixture(request, "unreachable_broker"),
             case=request.node.originalname if hasattr(request.node, "originalname")
             else request.node.name,
         )
-        _mark_expected_failure(request, kit.case)
-        _skip_named_case(request, kit.case)
+        _mark_expected_failure(request, harness.case)
+        _skip_named_case(request, harness.case)
         try:
-            yield kit
+            yield harness
         finally:
-            if kit._transport is not None:
-                _record_transport(request.config, kit._transport)
-            kit.close()
+            if harness._transport is not None:
+                _record_transport(request.config, harness._transport)
+            harness.close()
 
 
 def _mark_expected_failure(request: pytest.FixtureRequest, case: str) -> None:

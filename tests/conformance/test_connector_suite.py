@@ -1,4 +1,4 @@
-"""The connector acceptance kit on the built-in file connectors."""
+"""The connector conformance suite on the built-in file connectors."""
 
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ class TestFileSinkAcceptance(ConnectorConformance):
 
 
 class TestDatagenPayloadAcceptance(ConnectorConformance):
-    """The data generator's columnar task (quickstart=payload): the kit drives it through
+    """The data generator's columnar task (quickstart=payload): the suite drives it through
     the poll derived from poll_batch, so resuming, offsets and redelivery hold for it as
     for any source.
     """
