@@ -6,10 +6,12 @@ at the boundary and chained with ``raise ... from exc`` so the broker's message 
 
     ConnectError
     ├── ConfigError (ValueError)            bad configuration; names the key and the fix
+    │   └── MissingTopicsError *            a Spark read names topics that do not exist
     ├── PluginError (LookupError)           unknown or invalid plugin
     │   └── MissingExtraError (ImportError) plugin needs an extra that is not installed
     ├── DataError (ValueError)              a value does not match its schema, cannot convert
     │   └── SchemaProjectionError           schemas are not compatible for projection
+    ├── DataLossError *                     records a Spark query must read are gone
     ├── IllegalStateError (RuntimeError)    an SPI method called in the wrong state
     ├── RetriableError                      transient: the runtime retries with backoff
     │   └── RetriableTransportError (+ TransportError)
@@ -18,6 +20,9 @@ at the boundary and chained with ``raise ... from exc`` so the broker's message 
         ├── MessageTooLargeError (ValueError)     a message over the transport's limit
         ├── UnsupportedOperationError (NotImplementedError)  capability not offered
         └── SendError                       some messages of a batch were not acknowledged
+
+``*``: defined where it is raised, not here: ``omconnect_spark.topic_selection`` and
+``omconnect_spark.offsets`` (the Spark adapter).
 
 Errors carry context where it is known: connector, task, topic, partition, offset and
 config key, as keyword attributes that also appear in ``str(error)``.

@@ -56,6 +56,17 @@ def test_every_exported_error_is_in_the_tree_and_the_module_docstring() -> None:
         assert cls.__name__ in (errors.__doc__ or ""), f"{cls.__name__} missing from the tree"
 
 
+def test_the_spark_adapters_errors_are_in_the_tree_and_drawn() -> None:
+    from omconnect_spark.offsets import DataLossError
+    from omconnect_spark.topic_selection import MissingTopicsError
+
+    assert issubclass(MissingTopicsError, ConfigError)
+    assert issubclass(MissingTopicsError, ValueError)
+    assert issubclass(DataLossError, ConnectError)
+    for cls in (MissingTopicsError, DataLossError):
+        assert f"{cls.__name__} *" in (errors.__doc__ or ""), f"{cls.__name__} is not drawn"
+
+
 def test_fatal_transport_errors_are_not_retriable() -> None:
     for cls in (TransportError, MessageTooLargeError, UnsupportedOperationError, SendError):
         assert not issubclass(cls, RetriableError), cls.__name__
