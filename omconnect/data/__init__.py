@@ -1,5 +1,10 @@
-"""The data model: schemas, structs, headers, logical types and schema projection."""
+"""The data model: schemas, structs, headers, logical types and schema projection.
 
+What :mod:`omconnect.data.schema` exports (the schema types and the ready-made primitive
+schemas) is exported here as that module lists it.
+"""
+
+from omconnect.data import schema as _schema
 from omconnect.data.builder import SchemaBuilder
 from omconnect.data.headers import Header, Headers
 from omconnect.data.logical import (
@@ -9,61 +14,19 @@ from omconnect.data.logical import (
     timestamp_schema,
 )
 from omconnect.data.projection import project
-from omconnect.data.schema import (
-    BOOLEAN_SCHEMA,
-    BYTES_SCHEMA,
-    FLOAT32_SCHEMA,
-    FLOAT64_SCHEMA,
-    INT8_SCHEMA,
-    INT16_SCHEMA,
-    INT32_SCHEMA,
-    INT64_SCHEMA,
-    OPTIONAL_BOOLEAN_SCHEMA,
-    OPTIONAL_BYTES_SCHEMA,
-    OPTIONAL_FLOAT32_SCHEMA,
-    OPTIONAL_FLOAT64_SCHEMA,
-    OPTIONAL_INT8_SCHEMA,
-    OPTIONAL_INT16_SCHEMA,
-    OPTIONAL_INT32_SCHEMA,
-    OPTIONAL_INT64_SCHEMA,
-    OPTIONAL_STRING_SCHEMA,
-    STRING_SCHEMA,
-    Field,
-    Schema,
-    Type,
-)
+from omconnect.data.schema import *  # noqa: F403  (exactly schema.__all__)
 from omconnect.data.struct import SchemaAndValue, Struct
 
 __all__ = [
-    "BOOLEAN_SCHEMA",
-    "BYTES_SCHEMA",
-    "FLOAT32_SCHEMA",
-    "FLOAT64_SCHEMA",
-    "INT8_SCHEMA",
-    "INT16_SCHEMA",
-    "INT32_SCHEMA",
-    "INT64_SCHEMA",
-    "OPTIONAL_BOOLEAN_SCHEMA",
-    "OPTIONAL_BYTES_SCHEMA",
-    "OPTIONAL_FLOAT32_SCHEMA",
-    "OPTIONAL_FLOAT64_SCHEMA",
-    "OPTIONAL_INT8_SCHEMA",
-    "OPTIONAL_INT16_SCHEMA",
-    "OPTIONAL_INT32_SCHEMA",
-    "OPTIONAL_INT64_SCHEMA",
-    "OPTIONAL_STRING_SCHEMA",
-    "STRING_SCHEMA",
-    "Field",
     "Header",
     "Headers",
-    "Schema",
     "SchemaAndValue",
     "SchemaBuilder",
     "Struct",
-    "Type",
     "date_schema",
     "decimal_schema",
     "project",
     "time_schema",
     "timestamp_schema",
 ]
+__all__ += _schema.__all__  # the schema types and primitives, as schema.py lists them
