@@ -42,7 +42,6 @@ from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import Range
 from omconnect.converters.avro_data import (
     Decode,
-    Encode,
     compile_from_avro,
     compile_to_avro,
     from_avro_schema,
@@ -59,6 +58,7 @@ from omconnect.converters.avro_registry import (
 )
 from omconnect.converters.base import Converter
 from omconnect.converters.checks import check_value
+from omconnect.converters.encoders import Encode
 from omconnect.converters.schema_cache import SchemaCache
 from omconnect.data.schema import Schema
 from omconnect.data.struct import SchemaAndValue, Struct

@@ -45,6 +45,7 @@ from typing import Any
 
 import attrs
 
+from omconnect.converters.encoders import Encode, identity, struct_encoder, where, with_nulls
 from omconnect.data import logical
 from omconnect.data.builder import SchemaBuilder
 from omconnect.data.schema import Schema, Type, validate_value
@@ -90,7 +91,6 @@ _AVRO_LOGICAL = {avro_logical: name for name, (_, avro_logical) in _LOGICAL_AVRO
 _SUPPORTED_LOGICAL = frozenset({"decimal", *_AVRO_LOGICAL})
 _AVRO_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
-Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
 
 
@@ -337,10 +337,10 @@ class _ConnectReader:
             if avro in _AVRO_PRIMITIVE:
                 return _optional(SchemaBuilder(_AVRO_PRIMITIVE[avro]), optional).build()
             if avro == "null":
-                raise DataError(f"the Avro type null alone has no Connect form{_at(path)}")
+                raise DataError(f"the Avro type null alone has no Connect form{where(path)}")
             named = self._named.get(avro)
             if named is None:
-                raise DataError(f"recursive Avro record {avro!r}{_at(path)} has no Connect "
+                raise DataError(f"recursive Avro record {avro!r}{where(path)} has no Connect "
                                 "form")
             return named.with_optional(True) if optional else named
         builder = self._builder(avro, path)
@@ -355,7 +355,7 @@ class _ConnectReader:
         others = [branch for branch in branches if branch != "null"]
         if len(others) == 1 and len(branches) == 2:
             return self.schema(others[0], path, optional=True)
-        raise DataError(f"the Avro union {_short(branches)}{_at(path)} has no Connect form; "
+        raise DataError(f"the Avro union {_short(branches)}{where(path)} has no Connect form; "
                         "only unions of null and one type are supported")
 
     def _builder(self, avro: dict[str, Any], path: str) -> SchemaBuilder:
@@ -372,7 +372,7 @@ class _ConnectReader:
             return SchemaBuilder(Type.INT64 if name == logical.TIMESTAMP else Type.INT32
                                  ).name(name).version(1)
         if isinstance(type_name, (list, dict)):
-            raise DataError(f"unexpected nested type definition{_at(path)}")
+            raise DataError(f"unexpected nested type definition{where(path)}")
         if type_name in _AVRO_PRIMITIVE:
             connect_type = avro.get(CONNECT_TYPE)
             if type_name == "int" and connect_type in ("int8", "int16"):
@@ -393,7 +393,7 @@ class _ConnectReader:
         if type_name == "fixed":
             builder = SchemaBuilder.bytes().parameter(FIXED_SIZE, str(avro["size"]))
             return builder if CONNECT_NAME in avro else builder.name(avro["name"])
-        raise DataError(f"unknown Avro type {type_name!r}{_at(path)}")
+        raise DataError(f"unknown Avro type {type_name!r}{where(path)}")
 
     def _array(self, avro: dict[str, Any], path: str) -> SchemaBuilder:
         items = avro["items"]
@@ -419,12 +419,12 @@ class _ConnectReader:
             builder.doc(avro["doc"])
         prefix = f"{path}." if path else ""
         for field in avro.get("fields", []):
-            where = prefix + field["name"]
-            field_schema = self.schema(field["type"], where, optional=False)
+            field_path = prefix + field["name"]
+            field_schema = self.schema(field["type"], field_path, optional=False)
             if isinstance(field.get("doc"), str) and field_schema.doc is None:
                 field_schema = attrs.evolve(field_schema, doc=field["doc"])
             if field.get("default") is not None:
-                default = _default_from_json(field_schema, field["default"], where)
+                default = _default_from_json(field_schema, field["default"], field_path)
                 field_schema = _with_default(field_schema, default)
             builder.field(field["name"], field_schema)
         return builder
@@ -486,7 +486,7 @@ def _default_from_json(schema: Schema, value: Any, path: str) -> Any:
         }
     if type_ is Type.STRUCT:
         if not isinstance(value, Mapping):
-            raise DataError(f"default of record field{_at(path)} is not an object")
+            raise DataError(f"default of record field{where(path)} is not an object")
         return Struct(schema, {
             field.name: _default_from_json(field.schema, value.get(field.name), path)
             for field in schema.fields if value.get(field.name) is not None
@@ -504,37 +504,7 @@ def compile_to_avro(schema: Schema, path: str = "") -> Encode:
     Logical values are encoded here (Decimal to bytes, dates to ints), with omconnect's
     rules (a naive ``datetime`` is UTC), not fastavro's.
     """
-    encode_value = _to_avro_value(schema, path)
-    if schema.default is not None:
-        default = schema.default if encode_value is None else encode_value(schema.default)
-
-        def encode_or_default(value: Any) -> Any:
-            if value is None:
-                return default
-            return value if encode_value is None else encode_value(value)
-
-        return encode_or_default
-    if schema.optional:
-        if encode_value is None:
-            return _identity
-
-        def encode_optional(value: Any) -> Any:
-            return None if value is None else encode_value(value)
-
-        return encode_optional
-    where = _at(path)
-
-    def encode_required(value: Any) -> Any:
-        if value is None:
-            raise DataError(f"null value for required {schema.type.value} field{where} that "
-                            "has no default; set a value or make the schema optional")
-        return value if encode_value is None else encode_value(value)
-
-    return encode_required
-
-
-def _identity(value: Any) -> Any:
-    return value
+    return with_nulls(schema, _to_avro_value(schema, path), path)
 
 
 def _to_avro_value(schema: Schema, path: str) -> Encode | None:
@@ -549,7 +519,7 @@ def _to_avro_value(schema: Schema, path: str) -> Encode | None:
     if type_ is Type.ARRAY:
         assert schema.value_schema is not None
         element = compile_to_avro(schema.value_schema, f"{path}[]")
-        if element is _identity:
+        if element is identity:
             return None
         return lambda value: [element(item) for item in value]
     if type_ is Type.MAP:
@@ -568,37 +538,15 @@ def _to_avro_value(schema: Schema, path: str) -> Encode | None:
 def _fixed_encoder(size: int, path: str) -> Encode:
     def encode_fixed(value: Any) -> Any:
         if len(value) != size:
-            raise DataError(f"fixed bytes{_at(path)} must be {size} bytes, got {len(value)}")
+            raise DataError(f"fixed bytes{where(path)} must be {size} bytes, got {len(value)}")
         return bytes(value)
 
     return encode_fixed
 
 
 def _struct_to_avro(schema: Schema, path: str) -> Encode:
-    prefix = f"{path}." if path else ""
-    names = tuple(field.name for field in schema.fields)
-    encoders = tuple(compile_to_avro(field.schema, prefix + field.name)
-                     for field in schema.fields)
-    converting = tuple(
-        (index, encoder) for index, (field, encoder) in enumerate(
-            zip(schema.fields, encoders, strict=True))
-        if _to_avro_value(field.schema, prefix + field.name) is not None
-    )
-    what = schema.name or "struct"
-
-    def encode_struct(value: Any) -> Any:
-        if not isinstance(value, Struct):
-            raise DataError(f"{what} schema needs a Struct{_at(path)}, got "
-                            f"{type(value).__name__}")
-        values = value.values()
-        if None in values:
-            return {name: encode(item)
-                    for name, encode, item in zip(names, encoders, values, strict=True)}
-        for index, encode in converting:
-            values[index] = encode(values[index])
-        return dict(zip(names, values, strict=True))
-
-    return encode_struct
+    return struct_encoder(schema, path, compile_to_avro,
+                          lambda field, at: _to_avro_value(field, at) is not None)
 
 
 def compile_from_avro(schema: Schema) -> Decode:
@@ -606,7 +554,7 @@ def compile_from_avro(schema: Schema) -> Decode:
     ``schema``) to its Connect value. fastavro already checked the types; this only
     reshapes records into structs and map entries into dicts.
     """
-    return _from_avro(schema) or _identity
+    return _from_avro(schema) or identity
 
 
 def _from_avro(schema: Schema) -> Decode | None:
@@ -623,8 +571,8 @@ def _from_avro(schema: Schema) -> Decode | None:
             None if item is None else element(item) for item in datum]
     if type_ is Type.MAP:
         assert schema.key_schema is not None and schema.value_schema is not None
-        key = _from_avro(schema.key_schema) or _identity
-        value = _from_avro(schema.value_schema) or _identity
+        key = _from_avro(schema.key_schema) or identity
+        value = _from_avro(schema.value_schema) or identity
 
         def decode_map(datum: Any) -> Any:
             if datum is None:
@@ -652,10 +600,6 @@ def _from_avro(schema: Schema) -> Decode | None:
 
         return decode_struct
     return None
-
-
-def _at(path: str) -> str:
-    return f" at {path}" if path else ""
 
 
 def _short(value: Any) -> str:

@@ -45,10 +45,10 @@ from omconnect.config.types import ConfigType, Importance
 from omconnect.config.validators import OneOf, Range
 from omconnect.converters.base import Converter, HeaderConverter
 from omconnect.converters.checks import check_value, role_prefix
+from omconnect.converters.encoders import Encode
 from omconnect.converters.json_schema import schema_from_json, schema_to_json
 from omconnect.converters.json_values import (
     Decode,
-    Encode,
     JsonOptions,
     compile_decoder,
     compile_encoder,
@@ -129,10 +129,6 @@ class _Reader:
     schema: Schema | None
     decode: Decode
     parser: json.JSONDecoder
-
-
-def _identity(value: Any) -> Any:
-    return value
 
 
 class JsonConverter(Converter, HeaderConverter):

@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 
+from omconnect.converters.encoders import Encode, identity, struct_encoder, where, with_nulls
 from omconnect.data import logical
 from omconnect.data.schema import Schema, Type, integer_range
 from omconnect.data.struct import Struct
@@ -50,7 +51,6 @@ __all__ = [
     "schema_has_numeric_decimal",
 ]
 
-Encode = Callable[[Any], Any]
 Decode = Callable[[Any], Any]
 
 _NON_FINITE_TEXT = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -87,44 +87,8 @@ def compile_encoder(schema: Schema, options: JsonOptions, path: str = "") -> Enc
         path: Where the values sit, for error messages.
 
     """
-    encode_value = _value_encoder(schema, options, path)
-    return _with_nulls(schema, encode_value, options, path)
-
-
-def _with_nulls(schema: Schema, encode_value: Encode | None, options: JsonOptions,
-                path: str) -> Encode:
-    if schema.default is not None and options.replace_null_with_default:
-        default_json = (encode_value or _identity)(schema.default)
-
-        def encode_or_default(value: Any) -> Any:
-            if value is None:
-                return default_json
-            return value if encode_value is None else encode_value(value)
-
-        return encode_or_default
-    if schema.optional:
-        if encode_value is None:
-            return _identity
-
-        def encode_optional(value: Any) -> Any:
-            return None if value is None else encode_value(value)
-
-        return encode_optional
-    where = _where(path)
-
-    def encode_required(value: Any) -> Any:
-        if value is None:
-            raise DataError(
-                f"null value for required {schema.type.value} field{where} that has no "
-                "default; set a value or make the schema optional"
-            )
-        return value if encode_value is None else encode_value(value)
-
-    return encode_required
-
-
-def _identity(value: Any) -> Any:
-    return value
+    return with_nulls(schema, _value_encoder(schema, options, path), path,
+                      use_default=options.replace_null_with_default)
 
 
 def _value_encoder(schema: Schema, options: JsonOptions, path: str) -> Encode | None:
@@ -143,7 +107,7 @@ def _value_encoder(schema: Schema, options: JsonOptions, path: str) -> Encode | 
     if type_ is Type.ARRAY:
         assert schema.value_schema is not None
         element = compile_encoder(schema.value_schema, options, f"{path}[]")
-        if element is _identity:
+        if element is identity:
             return None
         return lambda value: [element(item) for item in value]
     if type_ is Type.MAP:
@@ -157,7 +121,7 @@ def _map_encoder(schema: Schema, options: JsonOptions, path: str) -> Encode:
     assert schema.key_schema is not None and schema.value_schema is not None
     encode_value = compile_encoder(schema.value_schema, options, f"{path}{{}}")
     if schema.key_schema.type is Type.STRING:
-        if encode_value is _identity:
+        if encode_value is identity:
             return lambda value: value if type(value) is dict else dict(value)
         return lambda value: {key: encode_value(item) for key, item in value.items()}
     encode_key = compile_encoder(schema.key_schema, options, f"{path}{{key}}")
@@ -165,32 +129,9 @@ def _map_encoder(schema: Schema, options: JsonOptions, path: str) -> Encode:
 
 
 def _struct_encoder(schema: Schema, options: JsonOptions, path: str) -> Encode:
-    prefix = f"{path}." if path else ""
-    names = tuple(field.name for field in schema.fields)
-    encoders = tuple(
-        compile_encoder(field.schema, options, prefix + field.name) for field in schema.fields
-    )
-    # Fields whose non-null values are not their own JSON form, by index.
-    converting = tuple(
-        (index, encoder)
-        for index, (field, encoder) in enumerate(zip(schema.fields, encoders, strict=True))
-        if _value_encoder(field.schema, options, prefix + field.name) is not None
-    )
-    what = schema.name or "struct"
-
-    def encode_struct(value: Any) -> Any:
-        if not isinstance(value, Struct):
-            raise DataError(f"{what} schema needs a Struct{_where(path)}, got "
-                            f"{type(value).__name__}")
-        values = value.values()
-        if None in values:  # nulls: defaults, or errors for required fields
-            return {name: encode(item)
-                    for name, encode, item in zip(names, encoders, values, strict=True)}
-        for index, encode in converting:
-            values[index] = encode(values[index])
-        return dict(zip(names, values, strict=True))
-
-    return encode_struct
+    return struct_encoder(
+        schema, path, lambda field, at: compile_encoder(field, options, at),
+        lambda field, at: _value_encoder(field, options, at) is not None)
 
 
 def _b64(value: Any) -> str:
@@ -334,11 +275,11 @@ def compile_decoder(schema: Schema, options: JsonOptions, path: str = "") -> Dec
             return None if value is None else decode_value(value)
 
         return decode_optional
-    where = _where(path)
+    at = where(path)
 
     def decode_required(value: Any) -> Any:
         if value is None:
-            raise DataError(f"null value for required {schema.type.value} field{where}")
+            raise DataError(f"null value for required {schema.type.value} field{at}")
         return decode_value(value)
 
     return decode_required
@@ -389,7 +330,7 @@ def _integer_decoder(type_: Type, path: str) -> Decode:
             _mismatch(f"an integer ({type_.value})", value, path)
         if not low <= value <= high:
             raise DataError(f"{value} is out of range for {type_.value} ({low}..{high})"
-                            f"{_where(path)}")
+                            f"{where(path)}")
         return value
 
     return decode_integer
@@ -412,7 +353,7 @@ def _unbase64(value: Any, path: str) -> bytes:
     try:
         return base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
-        raise DataError(f"invalid base64 for a bytes value{_where(path)}: {value[:40]!r}"
+        raise DataError(f"invalid base64 for a bytes value{where(path)}: {value[:40]!r}"
                         ) from None
 
 
@@ -445,7 +386,7 @@ def _temporal_decoder(schema: Schema, path: str) -> Decode:
         try:
             return logical.to_logical(schema, value)
         except (OverflowError, ValueError) as exc:
-            raise DataError(f"{value} is not a valid {what}{_where(path)}: {exc}") from None
+            raise DataError(f"{value} is not a valid {what}{where(path)}: {exc}") from None
 
     return decode_temporal
 
@@ -475,7 +416,7 @@ def _map_decoder(schema: Schema, options: JsonOptions, path: str) -> Decode:
             try:
                 result[key] = item
             except TypeError:
-                raise DataError(f"map key {key!r} is not hashable{_where(path)}") from None
+                raise DataError(f"map key {key!r} is not hashable{where(path)}") from None
         return result
 
     return decode_pairs
@@ -552,7 +493,7 @@ def decode_schemaless(value: Any) -> Any:
 
 
 def _mismatch(expected: str, value: Any, path: str) -> Any:
-    raise DataError(f"expected {expected}{_where(path)}, got {_describe(value)}")
+    raise DataError(f"expected {expected}{where(path)}, got {_describe(value)}")
 
 
 def _describe(value: Any) -> str:
@@ -572,5 +513,3 @@ def _describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _where(path: str) -> str:
-    return f" at {path}" if path else ""
