@@ -157,8 +157,8 @@ class Worker:
     def terminate(self, timeout: float = 60.0) -> int | None:
         """SIGTERM (a clean stop), then its exit status (SIGKILL after ``timeout``)."""
         if self._process is None:
-            raise RuntimeError("a worker on a thread cannot be signalled; use "
-                               "--stop-when-idle")
+            raise RuntimeError("a worker on a thread cannot be signalled; give it "
+                               "stop_when_idle")
         if self._process.poll() is None:
             os.killpg(self._process.pid, signal.SIGTERM)
         try:
