@@ -44,7 +44,7 @@ __all__ = [
     "RUNNING_MARK",
     "LinePipeline",
     "PipelineOutcome",
-    "Worker",
+    "RunningWorker",
     "start_worker",
     "worker_settings_for",
     "write_properties",
@@ -104,7 +104,7 @@ def worker_settings_for(transport_class: type, options: Mapping[str, Any]) -> di
     return settings
 
 
-class Worker:
+class RunningWorker:
     """A running ``omconnect standalone``: a child process, or a thread of this one."""
 
     def __init__(self, process: subprocess.Popen[bytes] | None, thread: threading.Thread | None,
@@ -192,7 +192,7 @@ class Worker:
 
 
 def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None = None,
-                 stop_when_idle: float | None = None, options: Sequence[str] = ()) -> Worker:
+                 stop_when_idle: float | None = None, options: Sequence[str] = ()) -> RunningWorker:
     """Start ``omconnect standalone FILES [--stop-when-idle SECONDS] OPTIONS``.
 
     Args:
@@ -219,7 +219,7 @@ def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None 
                                        stdout=subprocess.DEVNULL, stderr=err,
                                        stdin=subprocess.DEVNULL, env=env,
                                        start_new_session=True)
-        return Worker(process, None, [], log, start)
+        return RunningWorker(process, None, [], log, start)
     if not stop_when_idle or options:
         raise ValueError("a worker on a thread cannot be signalled or given command-line "
                          "options: give it stop_when_idle and no options")
@@ -231,7 +231,7 @@ def start_worker(files: Sequence[str], *, cross_process: bool, log: Path | None 
 
     thread = threading.Thread(target=run, name="omconnect-pipeline-worker", daemon=True)
     thread.start()
-    return Worker(None, thread, result, None)
+    return RunningWorker(None, thread, result, None)
 
 
 def _run_until_idle(files: Sequence[str], window: float) -> int:
@@ -343,7 +343,7 @@ class LinePipeline:
             **transport, "key.converter": "string", "value.converter": "string",
             "offset.flush.interval.ms": flush_ms,
             "topic.creation.default.partitions": partitions}
-        self._workers: list[Worker] = []
+        self._workers: list[RunningWorker] = []
         self._exit_codes: list[int | None] = []
 
     def worker_file(self, name: str = "worker") -> str:
@@ -371,7 +371,7 @@ class LinePipeline:
                 self.sink_file(directory)]
 
     def start(self, files: Sequence[str], *, cross_process: bool,
-              stop_when_idle: float | None = None, options: Sequence[str] = ()) -> Worker:
+              stop_when_idle: float | None = None, options: Sequence[str] = ()) -> RunningWorker:
         """Start a worker on ``files`` (see :func:`start_worker`); it is stopped by
         :meth:`close` if still running.
         """
@@ -380,7 +380,7 @@ class LinePipeline:
         self._workers.append(worker)
         return worker
 
-    def finished(self, worker: Worker, timeout: float) -> int | None:
+    def finished(self, worker: RunningWorker, timeout: float) -> int | None:
         """Wait for ``worker`` to exit (at most ``timeout`` s) and note its status."""
         code = worker.wait(timeout)
         self._exit_codes.append(code)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import attrs
 
-from omconnect.testing.pipeline import Worker, start_worker, write_properties
+from omconnect.testing.pipeline import RunningWorker, start_worker, write_properties
 
 __all__ = ["RestartRun", "run_across_restart"]
 
@@ -120,7 +120,7 @@ def run_across_restart(
                       log=running.log())
 
 
-def _wait(condition: Callable[[], bool], worker: Worker, timeout: float) -> None:
+def _wait(condition: Callable[[], bool], worker: RunningWorker, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not condition() and time.monotonic() < deadline and worker.running():
         time.sleep(0.05)

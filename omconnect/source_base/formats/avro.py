@@ -68,7 +68,7 @@ UNION_SCHEMA_NAME = "io.confluent.connect.avro.Union"
 ENUM_PARAMETER = "io.confluent.connect.avro.Enum"
 FIXED_SIZE_PARAMETER = "connect.fixed.size"
 
-Converter = Callable[[Any], Any] | None
+ToConnect = Callable[[Any], Any] | None
 """Turns a decoded Avro value into its Connect value; ``None`` when it is the same."""
 
 _PRIMITIVES: dict[str, Schema] = {
@@ -88,7 +88,7 @@ class _Mapper:
 
     def __init__(self) -> None:
         self.named: dict[str, Any] = {}
-        self.done: dict[str, tuple[Schema, Converter]] = {}
+        self.done: dict[str, tuple[Schema, ToConnect]] = {}
         self.in_progress: set[str] = set()
 
     @staticmethod
@@ -98,11 +98,11 @@ class _Mapper:
         return f"{namespace}.{name}"
 
     def map(self, avro: Any, namespace: str | None, optional: bool = False,
-            ) -> tuple[Schema, Converter]:
+            ) -> tuple[Schema, ToConnect]:
         schema, convert = self._map(avro, namespace)
         return (schema.with_optional() if optional else schema), convert
 
-    def _map(self, avro: Any, namespace: str | None) -> tuple[Schema, Converter]:
+    def _map(self, avro: Any, namespace: str | None) -> tuple[Schema, ToConnect]:
         if isinstance(avro, list):
             return self._union(avro, namespace)
         if isinstance(avro, str):
@@ -133,7 +133,7 @@ class _Mapper:
         if type_name == "enum":
             full = self.full_name(avro["name"], avro.get("namespace", namespace))
             self.named[full] = avro
-            result: tuple[Schema, Converter] = (
+            result: tuple[Schema, ToConnect] = (
                 SchemaBuilder.string().parameter(ENUM_PARAMETER, full).build(), None)
             self.done[full] = result
             return result
@@ -160,7 +160,7 @@ class _Mapper:
             return schema, lambda values: {k: value_convert(v) for k, v in values.items()}
         return self._map(type_name, namespace)  # {"type": "long"} and the like
 
-    def _logical(self, avro: dict[str, Any], logical_type: str) -> tuple[Schema, Converter] | None:
+    def _logical(self, avro: dict[str, Any], logical_type: str) -> tuple[Schema, ToConnect] | None:
         base = avro.get("type")
         if logical_type == "decimal" and base in ("bytes", "fixed"):
             return logical.decimal_schema(int(avro.get("scale", 0))), None
@@ -175,7 +175,7 @@ class _Mapper:
             return STRING_SCHEMA, _uuid_to_str
         return None  # unknown: the underlying type
 
-    def _record(self, avro: dict[str, Any], namespace: str | None) -> tuple[Schema, Converter]:
+    def _record(self, avro: dict[str, Any], namespace: str | None) -> tuple[Schema, ToConnect]:
         record_namespace = avro.get("namespace", namespace)
         full = self.full_name(avro["name"], record_namespace)
         if "." in avro["name"]:
@@ -186,7 +186,7 @@ class _Mapper:
         if avro.get("doc"):
             builder.doc(str(avro["doc"]))
         names: list[str] = []
-        converters: list[Converter] = []
+        converters: list[ToConnect] = []
         for field in avro["fields"]:
             schema, convert = self.map(field["type"], record_namespace)
             builder.field(field["name"], schema)
@@ -208,7 +208,7 @@ class _Mapper:
         self.done[full] = result
         return result
 
-    def _union(self, branches: list[Any], namespace: str | None) -> tuple[Schema, Converter]:
+    def _union(self, branches: list[Any], namespace: str | None) -> tuple[Schema, ToConnect]:
         others = [b for b in branches if b != "null"]
         optional = len(others) < len(branches)
         if len(others) == 1:
@@ -225,7 +225,7 @@ class _Mapper:
             named_convert = convert
             return schema, lambda v: None if v is None else named_convert(v[1])
         builder = SchemaBuilder.struct().name(UNION_SCHEMA_NAME)
-        members: list[tuple[str, Schema, Converter, bool, str | None]] = []
+        members: list[tuple[str, Schema, ToConnect, bool, str | None]] = []
         for branch in others:
             schema, convert = self.map(branch, namespace, optional=True)
             named = self._named_full_name(branch, namespace)
@@ -299,7 +299,7 @@ def _matches(schema: Schema, value: Any) -> bool:
     return isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
 
 
-def avro_to_connect(avro_schema: Any) -> tuple[Schema, Converter]:
+def avro_to_connect(avro_schema: Any) -> tuple[Schema, ToConnect]:
     """The Connect schema of a parsed-JSON Avro schema, and the converter of its values
     as fastavro decodes them (with ``return_named_type=True``); ``None`` means unchanged.
 

@@ -58,7 +58,7 @@ from omconnect.source_base.formats.seekable import seekable_source as _seekable_
 
 __all__ = ["ParquetFormat", "arrow_to_connect"]
 
-Converter = Callable[[Any], Any] | None
+ToConnect = Callable[[Any], Any] | None
 """Turns a value from Arrow's ``to_pylist`` into its Connect value; ``None``: unchanged."""
 
 _INT64_MAX = 2**63 - 1
@@ -82,7 +82,7 @@ def _check_uint64(value: Any) -> Any:
 
 
 def arrow_to_connect(data_type: Any, *, nullable: bool = True,
-                     name: str = "") -> tuple[Schema, Any, Converter]:
+                     name: str = "") -> tuple[Schema, Any, ToConnect]:
     """The Connect schema of an Arrow type, the Arrow type to cast a column to before
     ``to_pylist`` (``None`` when no cast is needed) and the converter of its values.
 
@@ -99,7 +99,7 @@ def arrow_to_connect(data_type: Any, *, nullable: bool = True,
     types = pa.types
     schema: Schema
     target: Any = None
-    convert: Converter = None
+    convert: ToConnect = None
 
     def built(builder: SchemaBuilder) -> Schema:
         return builder.optional().build() if nullable else builder.build()
@@ -182,7 +182,7 @@ def _is(types: Any, predicate: str, data_type: Any) -> bool:
     return bool(check(data_type)) if check is not None else False
 
 
-def _map_converter(key_convert: Converter, value_convert: Converter) -> Converter:
+def _map_converter(key_convert: ToConnect, value_convert: ToConnect) -> ToConnect:
     def convert(pairs: Any) -> Any:
         if pairs is None:
             return None
@@ -197,10 +197,10 @@ def _map_converter(key_convert: Converter, value_convert: Converter) -> Converte
 
 
 def _struct(pa: Any, data_type: Any, nullable: bool,
-            name: str) -> tuple[Schema, Any, Converter]:
+            name: str) -> tuple[Schema, Any, ToConnect]:
     builder = SchemaBuilder.struct()
     names: list[str] = []
-    converters: list[Converter] = []
+    converters: list[ToConnect] = []
     targets: list[Any] = []
     cast_needed = False
     for index in range(data_type.num_fields):
@@ -231,7 +231,7 @@ class _Column:
 
     __slots__ = ("convert", "name", "target")
 
-    def __init__(self, name: str, target: Any, convert: Converter) -> None:
+    def __init__(self, name: str, target: Any, convert: ToConnect) -> None:
         self.name = name
         self.target = target
         self.convert = convert
