@@ -9,6 +9,8 @@ entry point so that ``omconnect conformance --transport kafka`` works with no co
   wheel, memory or s3 (moto) storage;
 * :mod:`~omconnect_testbrokers.rabbitmq`: a fresh vhost on the machine's RabbitMQ server;
 * :mod:`~omconnect_testbrokers.pulsar`: pulsar-lite from its wheel;
+* :mod:`~omconnect_testbrokers.redis`: Debian's ``redis-server``, with or without an
+  append-only file;
 * :mod:`~omconnect_testbrokers.handles`: the lifecycle they share.
 
 Install it with ``pip install -e tests/brokers`` (tox does). A user of the suite points it
