@@ -61,7 +61,7 @@ READ_CONFIG_DEF = (
     ConfigDef()
     .define("transport", ConfigType.STRING, "embedded", importance=Importance.HIGH,
             validators=[NonEmptyString()],
-            documentation="The transport to read: embedded, memory, kafka, rabbitmq, pulsar "
+            documentation="The transport to read: embedded, memory, kafka, rabbitmq, pulsar, redis "
             "or a Python path; its options are given as `<transport>.<option>`.")
     .define("subscribe", ConfigType.LIST, None, importance=Importance.HIGH,
             documentation="Comma-separated topics to read (Spark's Kafka source name; "

@@ -8,8 +8,8 @@ the input byte for byte.
 
 The embedded and memory cases run in the unit environment; each broker case carries its
 broker's marker (so it runs in that tox environment) and starts its own broker (a fresh
-Tansu, pulsar-lite, or RabbitMQ vhost), so the fixed topic and connector names of the
-quick start never meet an earlier run's data. Every broker is stopped at the end.
+Tansu, pulsar-lite, redis-server or RabbitMQ vhost), so the fixed topic and connector
+names of the quick start never meet an earlier run's data. Every broker is stopped at the end.
 """
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def test_the_connector_configs_are_the_quick_starts_own() -> None:
     # carried transport-specific settings: they must not.
     for name in CONNECTOR_FILES:
         text = (QUICKSTART / name).read_text(encoding="utf-8")
-        for transport in ("embedded", "memory", "kafka", "rabbitmq", "pulsar"):
+        for transport in ("embedded", "memory", "kafka", "rabbitmq", "pulsar", "redis"):
             assert f"{transport}." not in text, f"{name} mentions {transport}"
     worker = _worker_properties("kafka", {"bootstrap.servers": "127.0.0.1:9092"})
     assert "transport=kafka\n" in worker and "embedded." not in worker
@@ -131,6 +131,11 @@ def broker_options(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             vhost = start_vhost(workdir)
             started.append(vhost)
             return {"url": vhost.url}  # the transport's defaults (stream topics)
+        if transport == "redis":
+            from omconnect_testbrokers.redis import start_broker as start_redis
+            server = start_redis(workdir)
+            started.append(server)
+            return {"url": server.url}  # the transport's defaults
         from omconnect_testbrokers.pulsar import start_broker as start_lite
         lite = start_lite(workdir)
         started.append(lite)
@@ -162,3 +167,10 @@ def test_pulsar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     # Byte for byte: what the broker sends again to a consumer that holds it is dropped
     # by the transport (pulsar-lite's Failover redeliveries included).
     _run_quickstart(tmp_path, monkeypatch, "pulsar", broker_options("pulsar"), 5)
+
+
+@pytest.mark.redis
+def test_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+               broker_options: Callable[[str], dict[str, object]]) -> None:
+    pytest.importorskip("redis", reason="needs redis-py (omconnect[redis])")
+    _run_quickstart(tmp_path, monkeypatch, "redis", broker_options("redis"), 3)

@@ -1,6 +1,7 @@
 """Batch and streaming reads, and writes, through Spark on the broker transports.
 
-Replayable (exactly-once ranges): Kafka on Tansu, RabbitMQ with stream queues. Not
+Replayable (exactly-once ranges): Kafka on Tansu, RabbitMQ with stream queues, Redis
+Streams (one cheap case, marked ``redis`` too). Not
 replayable (group mode, at-least-once): RabbitMQ classic queues, Pulsar (the transport
 declares ``replayable=False``). Each broker is started by its transport's own launcher;
 a transport package that is not there is skipped, naming it.
@@ -79,6 +80,15 @@ def pulsar(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     broker = testing.start_broker(tmp_path_factory.mktemp("pulsar-lite"))
     yield broker
     broker.stop()
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    testing = _testing("omconnect_testbrokers.redis")
+    _testing("redis")
+    server = testing.start_broker(tmp_path_factory.mktemp("redis"))
+    yield server
+    server.stop()
 
 
 def kafka_target(request: pytest.FixtureRequest) -> Target:
@@ -250,3 +260,19 @@ def test_tansu_end_offsets_count_batches_not_records(spark, request, topic):
     frame = (spark.read.format("omconnect").options(**target.spark_options())
              .option("topics", topic).load())
     assert frame.count() == 50
+
+
+@pytest.mark.redis
+def test_a_redis_topic_is_read_in_exact_ranges(spark, redis_server, topic):
+    """Redis Streams are replayable (an entry's id is its offset): a batch read plans
+    offset ranges and reads each record once, from two partitions.
+    """
+    target = Target("redis", {"url": redis_server.url}, replayable=True, partitions=2)
+    create(target, topic)
+    produce(target, topic, range(200))
+    frame = (spark.read.format("omconnect").options(**target.spark_options())
+             .option("topics", topic).option("readTimeoutMs", "30000").load())
+    rows = frame.collect()
+    assert values_of(rows) == list(range(200))
+    assert {(r.partition, r.offset) for r in rows} == {
+        (p, o) for p in range(2) for o in range(1, 101)}, "offsets are the entries' ids"
