@@ -16,7 +16,7 @@ import time
 import uuid
 from typing import Any
 
-__all__ = ["kafka_confluent", "kafka_python", "pulsar_client", "rabbitmq_pika"]
+__all__ = ["kafka_confluent", "kafka_python", "pulsar_client", "rabbitmq_pika", "redis_py"]
 
 GROUP_OPTIONS = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 500}
 
@@ -187,6 +187,55 @@ def pulsar_client(url: str, args: argparse.Namespace) -> dict[str, float]:
         thread.join()
     finally:
         client.close()
+    return result
+
+
+def redis_py(url: str, args: argparse.Namespace) -> dict[str, float]:
+    """redis-py: ``XADD`` of every record through a pipeline flushed every ``--batch``
+    records on a producer thread; a consumer group reading with ``XREADGROUP`` (``COUNT
+    --batch``, ``BLOCK``) and ``XACK`` of every batch, at once.
+    """
+    import redis
+
+    stream = f"raw-{uuid.uuid4().hex[:8]}"
+    producer = redis.Redis.from_url(url)
+    consumer = redis.Redis.from_url(url)
+    payload, keys = _payload(args)
+    errors: list[BaseException] = []
+
+    def produce() -> None:
+        try:
+            pipe = producer.pipeline(transaction=False)
+            for i in range(args.records):
+                pipe.xadd(stream, {"key": keys[i % 1000], "value": payload})
+                if (i + 1) % args.batch == 0:
+                    pipe.execute()
+            pipe.execute()
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        started = time.perf_counter()
+        consumer.xgroup_create(stream, "raw", id="0", mkstream=True)
+        thread = threading.Thread(target=produce)
+        thread.start()
+        received = 0
+        while received < args.records and not errors:
+            reply = consumer.xreadgroup("raw", "c", {stream: ">"}, count=args.batch,
+                                        block=1000)
+            if not reply:
+                continue
+            entries = reply[0][1]
+            for _entry_id, fields in entries:
+                fields[b"value"]
+            received += len(entries)
+            consumer.xack(stream, "raw", *(entry_id for entry_id, _ in entries))
+        result = _finish(started, args, errors)
+        thread.join()
+        consumer.delete(stream)
+    finally:
+        producer.close()
+        consumer.close()
     return result
 
 

@@ -2,20 +2,22 @@
 
 Usage::
 
-    python benchmarks/transports.py [--transport embedded,kafka,rabbitmq,pulsar]
+    python benchmarks/transports.py [--transport embedded,kafka,rabbitmq,pulsar,redis]
         [--records 100000] [--size 100] [--batch 2000]
 
 For each transport (default: every one whose client library and test broker can start
 here; the others are listed as skipped with the reason), the broker is started with its
 test launcher (a fresh Tansu with memory storage, a fresh RabbitMQ vhost, a fresh
-pulsar-lite) and three measurements run, each in a subprocess of its own so each peak RSS
-is its own, on ``--records`` records of ``--size`` bytes:
+pulsar-lite, a fresh redis-server with an append-only file) and three measurements run,
+each in a subprocess of its own so each peak RSS is its own, on ``--records`` records of
+``--size`` bytes:
 
 1. **raw**: the best client library for the broker, producing and consuming **at the
    same time** (``raw_concurrent``: a producer thread, the consumer in the main thread,
    clock from the group's subscription to the last record): confluent-kafka for Kafka
    (kafka-python measured too, as a second row), pika for RabbitMQ, pulsar-client for
-   Pulsar. The embedded transport has no other client: its columnar API loop
+   Pulsar, redis-py for Redis (``XADD`` through pipelines, a consumer group with
+   ``XREADGROUP`` and ``XACK``). The embedded transport has no other client: its columnar API loop
    (``pipeline.run_raw_columnar``, ``send_batch`` and ``poll_batch`` at once) is its raw
    loop, and its "api" row the per-message API loop (``pipeline.run_raw``, also
    concurrent).
@@ -50,10 +52,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-TRANSPORTS = ("embedded", "kafka", "rabbitmq", "pulsar")
-CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar"}
+TRANSPORTS = ("embedded", "kafka", "rabbitmq", "pulsar", "redis")
+CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar", "redis": "redis"}
 RAW_CLIENT = {"embedded": "embedded transport API (send_batch/poll_batch)",
-              "kafka": "confluent-kafka", "rabbitmq": "pika", "pulsar": "pulsar-client"}
+              "kafka": "confluent-kafka", "rabbitmq": "pika", "pulsar": "pulsar-client",
+              "redis": "redis-py"}
 SECOND_CLIENT = {"kafka": "kafka-python"}
 """A second raw client measured beside the first, where the transport has two drivers."""
 KAFKA_GROUP_OPTIONS = {"consumer.session.timeout.ms": 3000,
@@ -82,6 +85,8 @@ def worker_options(transport: str, url: str) -> dict[str, object]:
     if transport == "pulsar":
         return {"pulsar.service.url": url, "pulsar.subscription.type": "Shared",
                 "pulsar.max.pending.messages": 10_000}
+    if transport == "redis":
+        return {"redis.url": url}
     return {}
 
 
@@ -112,6 +117,10 @@ def run_child(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         import transports_rabbitmq
 
         produce, consume = transports_rabbitmq.omconnect(args.url, args)
+    elif args.transport == "redis":
+        import transports_redis
+
+        produce, consume = transports_redis.omconnect(args.url, args)
     else:
         import transports_pulsar
 
@@ -136,6 +145,8 @@ def _raw_concurrent(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         return loop(args.url, topic, args)
     if args.transport == "rabbitmq":
         return raw_concurrent.rabbitmq_pika(args.url, args)
+    if args.transport == "redis":
+        return raw_concurrent.redis_py(args.url, args)
     return raw_concurrent.pulsar_client(args.url, args)
 
 
@@ -160,6 +171,10 @@ class _Broker:
             from omconnect_testbrokers.pulsar import start_broker
 
             self.handle = start_broker(workdir / "pulsar-lite")
+        elif transport == "redis":
+            from omconnect_testbrokers.redis import start_broker as start_redis
+
+            self.handle = start_redis(workdir / "redis")
         if self.handle is not None:
             self.url = self.handle.url
 

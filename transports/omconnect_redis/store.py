@@ -23,6 +23,8 @@ lives is :class:`~omconnect_redis.client.Keys`:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from omconnect.errors import RetriableTransportError
@@ -102,7 +104,8 @@ class RedisLogStore(LogStore):
     # -- the log -------------------------------------------------------------------------
 
     def append(self, messages: Sequence[tuple[TopicPartition, Message]]) -> list[int]:
-        """Store ``messages`` (each with its partition and timestamp set) in one script.
+        """Store ``messages`` (each with its partition and timestamp set) in one script,
+        consecutive messages of a partition as one run.
 
         Raises:
             RetriableTransportError: A partition does not exist (the topic was deleted or
@@ -110,9 +113,14 @@ class RedisLogStore(LogStore):
             TransportError: The server failed (see :mod:`~omconnect_redis.errors`).
 
         """
-        runs = [LogRun(tp, messages=[m], timestamps=[m.timestamp or 0])
-                for tp, m in messages]
-        return self.append_runs(runs)
+        runs: list[LogRun] = []
+        for tp, partition_messages in groupby(messages, key=itemgetter(0)):
+            placed = [m for _, m in partition_messages]
+            runs.append(LogRun(tp, messages=placed,
+                               timestamps=[m.timestamp or 0 for m in placed]))
+        firsts = self._store_runs(runs)
+        return [first + index for run, first in zip(runs, firsts, strict=True)
+                for index in range(len(run))]
 
     def append_runs(self, runs: Sequence[LogRun]) -> list[int]:
         """Store every run in one script call, messages and Arrow columns alike (no
@@ -123,6 +131,9 @@ class RedisLogStore(LogStore):
             TransportError: The server failed.
 
         """
+        return self._store_runs(runs)
+
+    def _store_runs(self, runs: Sequence[LogRun]) -> list[int]:
         stored = [run for run in runs if len(run)]
         if not stored:
             return [-1] * len(runs)
