@@ -14,7 +14,7 @@ from omconnect_redis import RedisTransport
 from omconnect_redis.client import redis_client
 from omconnect_testbrokers.redis import BrokerHandle, server_options, start_broker
 
-from omconnect.errors import ConfigError, RetriableTransportError
+from omconnect.errors import ConfigError, RetriableTransportError, TransportError
 from omconnect.records import TopicPartition
 from omconnect.transport import Message, TopicSpec
 from omconnect.transport.kit.log_store import LogRun
@@ -166,3 +166,15 @@ def test_the_password_is_kept_out_of_messages():
         transport.close()
     assert "s3cret" not in str(caught.value) and "redis://app:***@127.0.0.1:1/0" in str(
         caught.value)
+
+
+def test_an_entry_another_client_added_stops_appends_to_its_stream(make_transport):
+    transport = make_transport(**{"key.prefix": "foreign:"})
+    producer = transport.producer()
+    producer.send([Message("mixed", value=b"ours")]).result(10)
+    redis_client(transport._pool).xadd("foreign:t:mixed:0", {"value": b"theirs"})
+    with pytest.raises(TransportError, match="did not write"):
+        producer.send([Message("mixed", value=b"ours again")]).result(10)
+    consumer = transport.consumer(None)
+    consumer.assign([TopicPartition("mixed", 0)])
+    assert consumer.offset_range(TopicPartition("mixed", 0))[1] == 2, "offsets moved on"

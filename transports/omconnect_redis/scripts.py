@@ -6,17 +6,22 @@ group's membership change one step that every member sees whole. Scripts read th
 server's clock (``TIME``), so members on several machines share one clock.
 
 Every script checks what it needs before it writes, so a script that fails (an unknown
-partition) has written nothing. Redis does not roll a script back: only a server that
-dies in the middle of one (or runs out of memory there) can leave part of it applied.
+partition, a stream another client wrote to) has written nothing. Redis does not roll a
+script back: only a server that dies in the middle of one (or runs out of memory there)
+can leave part of it applied.
 """
 
 from __future__ import annotations
 
-__all__ = ["APPEND", "GROUP_EXCHANGE", "GROUP_HEARTBEAT", "GROUP_JOIN", "GROUP_LEAVE",
-           "GROUP_SYNC", "NO_PARTITION"]
+__all__ = ["APPEND", "FOREIGN_ENTRY", "GROUP_EXCHANGE", "GROUP_HEARTBEAT", "GROUP_JOIN",
+           "GROUP_LEAVE", "GROUP_SYNC", "NO_PARTITION"]
 
 NO_PARTITION = "OMCNOPARTITION"
 """The error :data:`APPEND` returns for a run whose topic or partition does not exist."""
+
+FOREIGN_ENTRY = "OMCFOREIGN"
+"""The error :data:`APPEND` returns for a stream holding an entry it did not write (an
+``XADD`` by another client), whose ids would no longer be offsets."""
 
 APPEND = """
 -- KEYS[1]: the topics hash. ARGV: key prefix, max length (0: keep all), run count, then
@@ -33,6 +38,16 @@ for r = 1, nruns do
   if partitions == nil or partition >= partitions then
     return redis.error_reply('OMCNOPARTITION topic ' .. topic .. ' has no partition '
                              .. partition)
+  end
+  local stream = prefix .. 't:' .. topic .. ':' .. partition
+  local top = redis.call('XREVRANGE', stream, '+', '-', 'COUNT', 1)[1]
+  if top then
+    local given = tonumber(redis.call('HGET', prefix .. 'next:' .. topic, partition) or '0')
+    local number, sequence = string.match(top[1], '^(%d+)-(%d+)$')
+    if sequence ~= '0' or tonumber(number) > given then
+      return redis.error_reply('OMCFOREIGN stream ' .. stream .. ' holds entry ' .. top[1]
+                               .. ' that the transport did not write')
+    end
   end
   runs[r] = {topic, partition, count}
 end

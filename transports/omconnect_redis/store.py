@@ -27,7 +27,7 @@ from itertools import groupby
 from operator import itemgetter
 from typing import Any
 
-from omconnect.errors import RetriableTransportError
+from omconnect.errors import RetriableTransportError, TransportError
 from omconnect.records import TopicPartition
 from omconnect.transport.kit.grouping import GroupStore
 from omconnect.transport.kit.log_store import LogRun, LogStore
@@ -42,7 +42,7 @@ from omconnect_redis.codec import (
 )
 from omconnect_redis.errors import ErrorContext, translated_errors
 from omconnect_redis.groups import RedisGroupStore
-from omconnect_redis.scripts import APPEND, NO_PARTITION
+from omconnect_redis.scripts import APPEND, FOREIGN_ENTRY, NO_PARTITION
 
 __all__ = ["RedisLogStore"]
 
@@ -128,7 +128,8 @@ class RedisLogStore(LogStore):
 
         Raises:
             RetriableTransportError: A partition does not exist (nothing was stored).
-            TransportError: The server failed.
+            TransportError: A stream holds an entry another client added, or the server
+                failed.
 
         """
         return self._store_runs(runs)
@@ -151,10 +152,16 @@ class RedisLogStore(LogStore):
             try:
                 firsts = self._append(keys=[self.keys.topics], args=args)
             except Exception as exc:
-                if NO_PARTITION in str(exc):
+                text = str(exc)
+                if text.startswith(NO_PARTITION):
                     raise RetriableTransportError(
-                        f"redis: {str(exc).removeprefix(NO_PARTITION).strip()} (deleted "
-                        "or created again meanwhile); nothing was stored") from exc
+                        f"redis: {text.removeprefix(NO_PARTITION).strip()} (deleted or "
+                        "created again meanwhile); nothing was stored") from exc
+                if text.startswith(FOREIGN_ENTRY):
+                    raise TransportError(
+                        f"redis: {text.removeprefix(FOREIGN_ENTRY).strip()}: its entry ids "
+                        "are no longer offsets; write to the transport's streams only "
+                        "through it (nothing was stored)") from exc
                 raise
         found = iter(int(first) for first in firsts)
         return [next(found) if len(run) else -1 for run in runs]
