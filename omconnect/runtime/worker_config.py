@@ -54,8 +54,8 @@ WORKER_CONFIG_DEF = (
     .define("transport", ConfigType.STRING, "embedded", importance=Importance.HIGH,
             validators=[NonEmptyString()], group="Transport",
             documentation="The transport (queue) the worker runs on: an entry-point name "
-            "(embedded, memory, kafka, rabbitmq, pulsar) or a Python path. Its options are "
-            "given as `<transport>.<option>`.")
+            "(embedded, memory, kafka, rabbitmq, pulsar, redis) or a Python path. Its options "
+            "are given as `<transport>.<option>`.")
     .define("key.converter", ConfigType.STRING, "json", importance=Importance.HIGH,
             group="Converters",
             documentation="Converter of record keys, for connectors that do not set their "
