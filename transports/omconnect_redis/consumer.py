@@ -7,8 +7,8 @@ partition, the group protocol with a heartbeat thread, rebalance callbacks, ``as
 and ``seek``, pause and resume, ``wakeup``, ``poll_batch``. An idle consumer waits in
 ``XREAD BLOCK`` on the streams of the partitions it reads, from their positions, so a
 record stored by any process wakes it at once; it blocks for at most
-``redis.poll.interval.ms`` at a time, which bounds how long a ``wakeup`` from another
-thread takes.
+``redis.poll.interval.ms`` at a time (and half ``redis.operation.timeout.ms``, the
+socket's own limit), which bounds how long a ``wakeup`` from another thread takes.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class RedisConsumer(LogStoreConsumer):
         self._redis = store.client
         self._keys = store.keys
         self._where = store.where
-        self._slice = transport.config["poll.interval.ms"] / 1000
+        # A blocked XREAD must answer within the socket's timeout.
+        self._slice = min(transport.config["poll.interval.ms"],
+                          transport.config["operation.timeout.ms"] / 2) / 1000
 
     def _wait(self, timeout: float) -> None:
         """Block in ``XREAD`` until a stream this consumer reads gets an entry past its
