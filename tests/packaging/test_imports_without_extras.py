@@ -22,6 +22,8 @@ BLOCKED = {
     "confluent_kafka": "confluent",
     "pika": "rabbitmq",
     "pulsar": "pulsar",
+    "redis": "redis",
+    "hiredis": "redis",
     "pyspark": "spark",
     "pyarrow": "parquet",
     "numpy": "columnar",
@@ -36,6 +38,7 @@ PACKAGES = [
     "omconnect_kafka",
     "omconnect_rabbitmq",
     "omconnect_pulsar",
+    "omconnect_redis",
     "omconnect_file",
     "omconnect_datagen",
     "omconnect_console",
@@ -84,7 +87,8 @@ def test_every_module_imports_without_any_extra():
     assert report["failures"] == {}, "\n".join(
         f"{name}:\n{trace}" for name, trace in report["failures"].items())
     # The test means something only if it reached the plugin packages.
-    for package in ("omconnect.cli", "omconnect_kafka", "omconnect_rabbitmq", "omconnect_pulsar"):
+    for package in ("omconnect.cli", "omconnect_kafka", "omconnect_rabbitmq", "omconnect_pulsar",
+                    "omconnect_redis"):
         assert package in report["imported"]
     # Modules that exist only to serve an extra say which one to install.
     assert set(report["needs_extra"].values()) <= set(BLOCKED.values()), report["needs_extra"]
@@ -108,7 +112,8 @@ def test_every_registered_plugin_loads_without_any_extra():
     assert report["failures"] == {}, "\n".join(
         f"{name}:\n{trace}" for name, trace in report["failures"].items())
     for expected in ("omconnect.transports:kafka", "omconnect.transports:rabbitmq",
-                     "omconnect.transports:pulsar", "omconnect.connectors:file-source"):
+                     "omconnect.transports:pulsar", "omconnect.transports:redis",
+                     "omconnect.connectors:file-source"):
         assert expected in report["loaded"]
 
 
@@ -118,6 +123,7 @@ def test_every_registered_plugin_loads_without_any_extra():
         ("kafka", {"kafka.bootstrap.servers": "127.0.0.1:1"}, "kafka"),
         ("rabbitmq", {"rabbitmq.url": "amqp://guest:guest@127.0.0.1:1/"}, "rabbitmq"),
         ("pulsar", {"pulsar.service.url": "pulsar://127.0.0.1:1"}, "pulsar"),
+        ("redis", {"redis.url": "redis://127.0.0.1:1/0"}, "redis"),
     ],
 )
 def test_a_transport_without_its_extra_names_the_extra(transport, config, extra):
