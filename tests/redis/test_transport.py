@@ -178,3 +178,21 @@ def test_an_entry_another_client_added_stops_appends_to_its_stream(make_transpor
     consumer = transport.consumer(None)
     consumer.assign([TopicPartition("mixed", 0)])
     assert consumer.offset_range(TopicPartition("mixed", 0))[1] == 2, "offsets moved on"
+
+
+@pytest.mark.parametrize("columnar", [False, True], ids=["poll", "poll_batch"])
+def test_an_entry_deleted_by_hand_leaves_a_gap_readers_step_over(make_transport, columnar):
+    pytest.importorskip("pyarrow")
+    transport = make_transport(**{"key.prefix": f"gap-{columnar}:"})
+    transport.producer().send([Message("gap", value=f"v{i}".encode())
+                               for i in range(1, 6)]).result(10)
+    redis_client(transport._pool).xdel(f"gap-{columnar}:t:gap:0", "3-0")
+    consumer = transport.consumer(None)
+    consumer.assign([TopicPartition("gap", 0)])
+    if columnar:
+        batch = consumer.poll_batch(10, 5.0)
+        got = list(zip(batch.column("offset").to_pylist(), batch.column("value").to_pylist(),
+                       strict=True))
+    else:
+        got = [(m.offset, m.value) for m in consumer.poll(10, 5.0)]
+    assert got == [(1, b"v1"), (2, b"v2"), (4, b"v4"), (5, b"v5")]

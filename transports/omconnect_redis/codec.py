@@ -95,8 +95,11 @@ def entry_offset(entry_id: bytes) -> int:
 def _fields(fields: list[bytes]) -> tuple[bytes | None, bytes | None, int | None,
                                           WireHeaders]:
     """(key, value, timestamp, headers) of an entry's field list."""
-    if len(fields) == 6 and fields[0] == _TS and fields[2] == _KEY and fields[4] == _VALUE:
+    count = len(fields)
+    if count == 6 and fields[0] == _TS and fields[2] == _KEY and fields[4] == _VALUE:
         return fields[3], fields[5], int(fields[1]), ()
+    if count == 4 and fields[0] == _TS and fields[2] == _VALUE:
+        return None, fields[3], int(fields[1]), ()
     key = value = stamp = None
     headers: WireHeaders = ()
     for index in range(0, len(fields) - 1, 2):
@@ -135,6 +138,36 @@ def _key_value(fields: list[bytes]) -> tuple[bytes | None, bytes | None, WireHea
     return key, value, headers, stamp
 
 
+def _offsets(ids: Sequence[bytes]) -> Any:
+    """The offsets of a range read's entry ids: ``first..last`` at once when they are
+    dense (no entry deleted by hand in between), else one by one.
+    """
+    first, last = entry_offset(ids[0]), entry_offset(ids[-1])
+    if last - first + 1 == len(ids):
+        return range(first, last + 1)
+    return list(map(entry_offset, ids))
+
+
+def _key_value_columns(field_lists: Sequence[list[bytes]]
+                       ) -> tuple[list[Any], list[Any], list[int | None], list[WireHeaders]
+                                  ] | None:
+    """Keys, values and timestamps of entries that all have the same plain shape (key and
+    value, or value only; no headers), column by column; ``None`` otherwise.
+    """
+    keys: list[bytes | None]
+    if all(len(f) == 6 and f[2] == _KEY and f[4] == _VALUE for f in field_lists):
+        keys = [f[3] for f in field_lists]
+        values = [f[5] for f in field_lists]
+    elif all(len(f) == 4 and f[2] == _VALUE for f in field_lists):
+        keys = [None] * len(field_lists)
+        values = [f[3] for f in field_lists]
+    else:
+        return None
+    if not all(f[0] == _TS for f in field_lists):
+        return None
+    return keys, values, [int(f[1]) for f in field_lists], []
+
+
 def entry_columns(topic: str, partition: int, entries: list[Any]) -> Any:
     """The consumed Arrow batch of a raw ``XRANGE`` reply, column by column.
 
@@ -142,16 +175,33 @@ def entry_columns(topic: str, partition: int, entries: list[Any]) -> Any:
         TransportError: An entry is not one this transport wrote.
 
     """
-    from omconnect.columnar.columns import consumed_batch
+    import pyarrow as pa
+
+    from omconnect.columnar.columns import WIRE_HEADERS_TYPE, consumed_schema
 
     try:
-        ids, field_lists = zip(*entries, strict=True)
-        keys, values, stamps, headers = zip(*map(_fields, field_lists), strict=True)
-        offsets = list(map(entry_offset, ids))
+        ids = [entry[0] for entry in entries]
+        field_lists = [entry[1] for entry in entries]
+        columns = _key_value_columns(field_lists)
+        if columns is None:
+            keys, values, stamps, headers = map(list, zip(*map(_fields, field_lists),
+                                                          strict=True))
+            columns = keys, values, stamps, headers
+        offsets = _offsets(ids)
     except (ValueError, IndexError, UnicodeDecodeError) as exc:
         raise TransportError(f"redis: an entry of topic {topic!r} partition {partition} "
                              f"is not a record of this transport: {exc}", topic=topic,
                              partition=partition) from exc
-    count = len(offsets)
-    return consumed_batch(list(repeat(topic, count)), list(repeat(partition, count)),
-                          offsets, stamps, keys, values, headers)
+    keys, values, stamps, headers = columns
+    count = len(ids)
+    header_column = (pa.array([list(h) if h else None for h in headers], WIRE_HEADERS_TYPE)
+                     if any(headers) else pa.nulls(count, WIRE_HEADERS_TYPE))
+    return pa.RecordBatch.from_arrays([
+        pa.repeat(pa.scalar(topic, pa.string()), count),
+        pa.repeat(pa.scalar(partition, pa.int32()), count),
+        pa.array(offsets, pa.int64()),
+        pa.array(stamps, pa.int64()),
+        pa.array(keys, pa.binary()),
+        pa.array(values, pa.binary()),
+        header_column,
+    ], schema=consumed_schema())
