@@ -196,3 +196,11 @@ def test_an_entry_deleted_by_hand_leaves_a_gap_readers_step_over(make_transport,
     else:
         got = [(m.offset, m.value) for m in consumer.poll(10, 5.0)]
     assert got == [(1, b"v1"), (2, b"v2"), (4, b"v4"), (5, b"v5")]
+
+
+def test_client_options_per_producer_or_consumer_are_refused_by_name(make_transport):
+    transport = make_transport()
+    with pytest.raises(ConfigError, match=r"no producer options.*remove: linger\.ms"):
+        transport.producer({"linger.ms": 5})
+    with pytest.raises(ConfigError, match=r"no consumer options.*remove: fetch\.min\.bytes"):
+        transport.consumer("g", options={"fetch.min.bytes": 1})

@@ -11,10 +11,11 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from omconnect.config import ConfigDef, ConfigType, Importance, NonEmptyString, Password, Range
+from omconnect.errors import ConfigError
 from omconnect.transport.capabilities import Capabilities
-from omconnect.transport.kit.checks import MAX_PARTITIONS, check_consumer_args, no_native_options
+from omconnect.transport.kit.checks import MAX_PARTITIONS, check_consumer_args
 from omconnect.transport.kit.log_transport import LOG_CONFIG_DEF, LogTransport
-from omconnect.transport.spi import StartFrom
+from omconnect.transport.spi import Producer, StartFrom
 from omconnect_redis.client import Keys, open_pool, public_url, redis_client, redis_module
 from omconnect_redis.consumer import RedisConsumer
 from omconnect_redis.errors import ErrorContext, translated_errors
@@ -134,13 +135,20 @@ class RedisTransport(LogTransport):
         return RedisLogStore(redis_client(self._pool), self.keys, self.where,
                              max_length=self.config["max.length"])
 
+    def producer(self, options: Mapping[str, Any] | None = None) -> Producer:
+        """A producer on the transport's writer thread (``options`` must be empty: every
+        producer shares the transport's connections).
+        """
+        _no_client_options(options, "producer")
+        return super().producer()
+
     def consumer(self, group: str | None = None, *, start: StartFrom = "earliest",
                  options: Mapping[str, Any] | None = None) -> RedisConsumer:
         """A consumer in ``group`` (``None``: one that only assigns), woken by the server
-        when records arrive.
+        when records arrive (``options`` must be empty).
         """
         self._check_open()
-        no_native_options(options, "consumer")
+        _no_client_options(options, "consumer")
         check_consumer_args(group, start)
         consumer = RedisConsumer(self, group=group, start=start)
         self._keep(consumer)
@@ -154,3 +162,18 @@ class RedisTransport(LogTransport):
             super().close()
         finally:
             self._pool.disconnect()
+
+
+def _no_client_options(options: Mapping[str, Any] | None, what: str) -> None:
+    """Raise if ``options`` is not empty: redis-py has no settings per producer or
+    consumer; the connection's are the transport's options.
+
+    Raises:
+        ConfigError: Naming the options to remove.
+
+    """
+    if options:
+        keys = ", ".join(sorted(options))
+        raise ConfigError(f"the redis transport takes no {what} options of its client "
+                          f"(connections are set with the transport's redis.* options); "
+                          f"remove: {keys}", key=next(iter(sorted(options))))
