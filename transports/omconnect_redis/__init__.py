@@ -29,8 +29,8 @@ Connection:
     ``redis.url`` (``redis://[user:password@]host:6379/0``, ``rediss://`` for TLS,
     ``unix://``), ``redis.password``. Every command is bounded by
     ``redis.operation.timeout.ms``; a server that is down gives a retriable error at
-    once. One server (or a Sentinel-managed primary behind one address): not Redis
-    Cluster, where one script cannot span the keys of several hash slots.
+    once. One server (or a primary behind one address: a managed service, a proxy): not
+    Redis Cluster, where one script cannot span the keys of several hash slots.
 
 Options (written ``redis.<key>`` in a worker config):
     * ``url`` (``redis://127.0.0.1:6379/0``), ``password`` (none), ``key.prefix``

@@ -7,8 +7,9 @@ server's clock (``TIME``), so members on several machines share one clock.
 
 Every script checks what it needs before it writes, so a script that fails (an unknown
 partition, a stream another client wrote to) has written nothing. Redis does not roll a
-script back: only a server that dies in the middle of one (or runs out of memory there)
-can leave part of it applied.
+script back, but it refuses only a script's first write when out of memory, and writes a
+script to its append-only file as one ``MULTI``/``EXEC``, which a restart applies whole
+or not at all.
 """
 
 from __future__ import annotations
