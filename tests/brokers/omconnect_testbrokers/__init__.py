@@ -11,6 +11,7 @@ entry point so that ``omconnect conformance --transport kafka`` works with no co
 * :mod:`~omconnect_testbrokers.pulsar`: pulsar-lite from its wheel;
 * :mod:`~omconnect_testbrokers.redis`: Debian's ``redis-server``, with or without an
   append-only file;
+* :mod:`~omconnect_testbrokers.nats`: Debian's nats-server with JetStream;
 * :mod:`~omconnect_testbrokers.handles`: the lifecycle they share.
 
 Install it with ``pip install -e tests/brokers`` (tox does). A user of the suite points it
