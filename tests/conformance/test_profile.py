@@ -73,6 +73,7 @@ def test_the_test_brokers_register_their_profiles_by_transport_name() -> None:
     assert registered["kafka"] == "omconnect_testbrokers.kafka:conformance_profile"
     assert registered["rabbitmq"] == "omconnect_testbrokers.rabbitmq:conformance_profile"
     assert registered["pulsar"] == "omconnect_testbrokers.pulsar:conformance_profile"
+    assert registered["nats"] == "omconnect_testbrokers.nats:conformance_profile"
 
 
 def test_a_transport_without_a_registered_profile_gets_an_empty_one(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ BLOCKED = {
     "pulsar": "pulsar",
     "redis": "redis",
     "hiredis": "redis",
+    "nats": "nats",
     "pyspark": "spark",
     "pyarrow": "parquet",
     "numpy": "columnar",
@@ -39,6 +40,7 @@ PACKAGES = [
     "omconnect_rabbitmq",
     "omconnect_pulsar",
     "omconnect_redis",
+    "omconnect_nats",
     "omconnect_file",
     "omconnect_datagen",
     "omconnect_console",
@@ -88,7 +90,7 @@ def test_every_module_imports_without_any_extra():
         f"{name}:\n{trace}" for name, trace in report["failures"].items())
     # The test means something only if it reached the plugin packages.
     for package in ("omconnect.cli", "omconnect_kafka", "omconnect_rabbitmq", "omconnect_pulsar",
-                    "omconnect_redis"):
+                    "omconnect_redis", "omconnect_nats"):
         assert package in report["imported"]
     # Modules that exist only to serve an extra say which one to install.
     assert set(report["needs_extra"].values()) <= set(BLOCKED.values()), report["needs_extra"]
@@ -113,6 +115,7 @@ def test_every_registered_plugin_loads_without_any_extra():
         f"{name}:\n{trace}" for name, trace in report["failures"].items())
     for expected in ("omconnect.transports:kafka", "omconnect.transports:rabbitmq",
                      "omconnect.transports:pulsar", "omconnect.transports:redis",
+                     "omconnect.transports:nats",
                      "omconnect.connectors:file-source"):
         assert expected in report["loaded"]
 
@@ -124,6 +127,7 @@ def test_every_registered_plugin_loads_without_any_extra():
         ("rabbitmq", {"rabbitmq.url": "amqp://guest:guest@127.0.0.1:1/"}, "rabbitmq"),
         ("pulsar", {"pulsar.service.url": "pulsar://127.0.0.1:1"}, "pulsar"),
         ("redis", {"redis.url": "redis://127.0.0.1:1/0"}, "redis"),
+        ("nats", {"nats.servers": "nats://127.0.0.1:1"}, "nats"),
     ],
 )
 def test_a_transport_without_its_extra_names_the_extra(transport, config, extra):

@@ -25,6 +25,7 @@ import base64
 import json
 import re
 from collections.abc import Mapping
+
 from omconnect.transport.messages import Message, WireHeaders, build_message
 
 __all__ = [

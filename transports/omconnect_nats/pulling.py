@@ -4,12 +4,13 @@ the producers' acknowledgements come back to.
 A reader is an ephemeral JetStream pull consumer (``AckPolicy.NONE``, memory storage,
 ``inactive_threshold``) created at a stream sequence (``DeliverPolicy.BY_START_SEQUENCE``),
 a subscription to an inbox of its own (deliveries keep their stream subject, so they are
-told apart by subscription) and a buffer. It keeps one pull request outstanding while its buffer is below
-``batch / 2``: ``{"batch": n, "expires": ...}`` to ``$JS.API.CONSUMER.MSG.NEXT``, which
-the server answers with up to ``n`` messages as they are stored, then a status (``408``
-when the request expired, ``404`` when there is nothing, ``409`` when the consumer went
-away). So messages flow into the buffer ahead of the application's polls, at most
-``batch`` of them per partition, and an idle reader costs one request per ``expires``.
+told apart by subscription) and a buffer. It keeps one pull request outstanding while
+its buffer is below ``batch / 2``: ``{"batch": n, "expires": ...}`` to
+``$JS.API.CONSUMER.MSG.NEXT``, which the server answers with up to ``n`` messages as they
+are stored, with an idle heartbeat (status ``100``) while nothing comes, and a status at
+its end (``408`` when the request expired, ``409`` when the consumer went away). So
+messages flow into the buffer ahead of the application's polls, at most ``batch`` of
+them per partition, and an idle reader costs one request per ``expires``.
 
 Without acknowledgements the consumer moves on as it delivers; the position that counts is
 the application's (the next sequence it will take from the buffer). A reader asked for

@@ -22,6 +22,7 @@ Every method here is a coroutine run on the client's loop.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Mapping
 from typing import Any
@@ -120,7 +121,7 @@ class Topology:
         existing one when another creator won).
         """
         catalog = await self._catalog(js)
-        entry = {"partitions": spec.partitions, "config": dict(spec.config)}
+        entry: dict[str, Any] = {"partitions": spec.partitions, "config": dict(spec.config)}
         try:
             await catalog.create(encode_token(spec.name), json.dumps(entry).encode())
         except Exception as exc:
@@ -152,13 +153,15 @@ class Topology:
         api = self._api
         max_age = config.get("retention.ms")
         max_bytes = config.get("retention.bytes")
+        age = int(max_age) / 1000 if max_age and int(max_age) > 0 else None
         return api.StreamConfig(
             name=self.names.stream(topic, partition),
             subjects=[self.names.subject(topic, partition)],
             retention=api.RetentionPolicy.LIMITS, discard=api.DiscardPolicy.OLD,
-            max_age=int(max_age) / 1000 if max_age and int(max_age) > 0 else None,
+            max_age=age,
             max_bytes=int(max_bytes) if max_bytes and int(max_bytes) > 0 else None,
-            max_msgs=-1, max_consumers=-1, max_msg_size=-1, duplicate_window=120.0,
+            max_msgs=-1, max_consumers=-1, max_msg_size=-1,
+            duplicate_window=min(120.0, age) if age else 120.0,
             storage=self._storage_type(), num_replicas=self._replicas, allow_direct=True)
 
     async def specs(self, js: Any, nc: Any) -> dict[str, TopicSpec]:
@@ -246,8 +249,6 @@ async def read_bucket(js: Any, nc: Any, bucket: str, topology: Topology
         await asyncio.wait_for(done, timeout=js._timeout)
     finally:
         await subscription.unsubscribe()
-        try:
+        with contextlib.suppress(Exception):  # it expires anyway
             await js._jsm.delete_consumer(stream, consumer.name)
-        except Exception:  # it expires anyway
-            pass
     return found

@@ -7,6 +7,8 @@ story.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import socket
 import ssl
@@ -19,7 +21,6 @@ from omconnect.config import (
     ConfigDef,
     ConfigType,
     Importance,
-    NonEmptyString,
     OneOf,
     Password,
     Range,
@@ -149,6 +150,23 @@ Besides these, ``client.*`` passes keyword arguments through to ``nats.connect``
 """
 
 
+_open_transports: weakref.WeakSet[NatsTransport] = weakref.WeakSet()
+
+
+def _flush_at_exit() -> None:
+    """Wait (briefly) for the acknowledgements of what open transports' producers sent:
+    a process that sent and exits without closing still gets its messages stored. Runs
+    before the clients' own exit hook closes their connections.
+    """
+    for transport in list(_open_transports):
+        for producer in list(transport._producers):
+            with contextlib.suppress(Exception):
+                producer.flush(5.0)
+
+
+atexit.register(_flush_at_exit)
+
+
 class NatsTransport(Transport):
     """NATS JetStream through nats-py: a stream per partition, groups over key/value
     buckets, a key/value store per bucket.
@@ -198,6 +216,7 @@ class NatsTransport(Transport):
             persistent=c["storage"] == "file", new_subscriber_receives_old_messages=True,
             transactions=False, pause=True, cross_process=True, headers=True,
             max_message_bytes=c["max.message.bytes"], max_partitions=MAX_PARTITIONS)
+        _open_transports.add(self)
 
     @property
     def capabilities(self) -> Capabilities:
@@ -264,6 +283,7 @@ class NatsTransport(Transport):
         if self._closed:
             return
         self._closed = True
+        _open_transports.discard(self)
         for producer in list(self._producers):
             try:
                 producer.close(self.where.timeout_s)
