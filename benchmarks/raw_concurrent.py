@@ -16,7 +16,8 @@ import time
 import uuid
 from typing import Any
 
-__all__ = ["kafka_confluent", "kafka_python", "pulsar_client", "rabbitmq_pika", "redis_py"]
+__all__ = ["kafka_confluent", "kafka_python", "nats_py", "pulsar_client", "rabbitmq_pika",
+           "redis_py"]
 
 GROUP_OPTIONS = {"session.timeout.ms": 3000, "heartbeat.interval.ms": 500}
 
@@ -246,3 +247,54 @@ def embedded(args: argparse.Namespace) -> dict[str, Any]:
     import pipeline
 
     return pipeline.run_raw_columnar(args)
+
+
+def nats_py(url: str, args: argparse.Namespace) -> dict[str, float]:
+    """nats-py (asyncio): ``publish_async`` per record (JetStream acknowledges each) in a
+    producer task; a durable pull consumer (``AckPolicy.ALL``) that ``fetch``es
+    ``--batch`` and acknowledges the last message of each batch (the batch's commit), at
+    once, each on a connection of its own.
+    """
+    import asyncio
+
+    import nats
+    from nats.js.api import AckPolicy, ConsumerConfig, StorageType, StreamConfig
+
+    payload, _ = _payload(args)
+    name = f"raw-{uuid.uuid4().hex[:8]}"
+    subject = f"{name}.0"
+
+    async def run() -> dict[str, float]:
+        producer_nc = await nats.connect(url)
+        consumer_nc = await nats.connect(url)
+        js = producer_nc.jetstream()
+        await js.add_stream(StreamConfig(name=name, subjects=[subject],
+                                         storage=StorageType.FILE))
+        try:
+            started = time.perf_counter()
+            subscription = await consumer_nc.jetstream().pull_subscribe(
+                subject, durable="raw", config=ConsumerConfig(ack_policy=AckPolicy.ALL,
+                                                              max_ack_pending=-1))
+
+            async def produce() -> None:
+                for _ in range(args.records):
+                    await js.publish_async(subject, payload)
+                await js.publish_async_completed()
+
+            task = asyncio.create_task(produce())
+            received = 0
+            while received < args.records:
+                try:
+                    messages = await subscription.fetch(args.batch, timeout=1.0)
+                except nats.errors.TimeoutError:
+                    continue
+                received += len(messages)
+                await messages[-1].ack()
+            await task
+            return _finish(started, args, [])
+        finally:
+            await js.delete_stream(name)
+            await producer_nc.close()
+            await consumer_nc.close()
+
+    return asyncio.run(run())

@@ -2,13 +2,14 @@
 
 Usage::
 
-    python benchmarks/transports.py [--transport embedded,kafka,rabbitmq,pulsar,redis]
+    python benchmarks/transports.py [--transport embedded,kafka,rabbitmq,pulsar,redis,nats]
         [--records 100000] [--size 100] [--batch 2000]
 
 For each transport (default: every one whose client library and test broker can start
 here; the others are listed as skipped with the reason), the broker is started with its
 test launcher (a fresh Tansu with memory storage, a fresh RabbitMQ vhost, a fresh
-pulsar-lite, a fresh redis-server with an append-only file) and three measurements run,
+pulsar-lite, a fresh redis-server with an append-only file, a fresh nats-server with
+JetStream) and three measurements run,
 each in a subprocess of its own so each peak RSS is its own, on ``--records`` records of
 ``--size`` bytes:
 
@@ -17,10 +18,11 @@ each in a subprocess of its own so each peak RSS is its own, on ``--records`` re
    clock from the group's subscription to the last record): confluent-kafka for Kafka
    (kafka-python measured too, as a second row), pika for RabbitMQ, pulsar-client for
    Pulsar, redis-py for Redis (``XADD`` through pipelines, a consumer group with
-   ``XREADGROUP`` and ``XACK``). The embedded transport has no other client: its columnar API loop
-   (``pipeline.run_raw_columnar``, ``send_batch`` and ``poll_batch`` at once) is its raw
-   loop, and its "api" row the per-message API loop (``pipeline.run_raw``, also
-   concurrent).
+   ``XREADGROUP`` and ``XACK``), nats-py for NATS (``publish_async``; a pull consumer
+   fetching batches, in an asyncio task beside the producer's). The embedded transport
+   has no other client: its columnar API loop (``pipeline.run_raw_columnar``,
+   ``send_batch`` and ``poll_batch`` at once) is its raw loop, and its "api" row the
+   per-message API loop (``pipeline.run_raw``, also concurrent).
 2. **api**: the omconnect transport API, ``Producer.send`` of batches then
    ``Consumer.poll`` + ``commit`` (``omconnect(...)`` of the per-transport scripts; Kafka
    with the confluent driver).
@@ -52,11 +54,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-TRANSPORTS = ("embedded", "kafka", "rabbitmq", "pulsar", "redis")
-CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar", "redis": "redis"}
+TRANSPORTS = ("embedded", "kafka", "rabbitmq", "pulsar", "redis", "nats")
+CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar", "redis": "redis",
+                  "nats": "nats"}
 RAW_CLIENT = {"embedded": "embedded transport API (send_batch/poll_batch)",
               "kafka": "confluent-kafka", "rabbitmq": "pika", "pulsar": "pulsar-client",
-              "redis": "redis-py"}
+              "redis": "redis-py", "nats": "nats-py"}
 SECOND_CLIENT = {"kafka": "kafka-python"}
 """A second raw client measured beside the first, where the transport has two drivers."""
 KAFKA_GROUP_OPTIONS = {"consumer.session.timeout.ms": 3000,
@@ -87,6 +90,8 @@ def worker_options(transport: str, url: str) -> dict[str, object]:
                 "pulsar.max.pending.messages": 10_000}
     if transport == "redis":
         return {"redis.url": url}
+    if transport == "nats":
+        return {"nats.servers": url}
     return {}
 
 
@@ -121,6 +126,15 @@ def run_child(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         import transports_redis
 
         produce, consume = transports_redis.omconnect(args.url, args)
+    elif args.transport == "nats":
+        import transports_nats
+        from omconnect_nats import NatsTransport
+
+        transport = NatsTransport({"servers": args.url})
+        try:
+            produce, consume = transports_nats.per_message(transport, args)
+        finally:
+            transport.close()
     else:
         import transports_pulsar
 
@@ -147,6 +161,8 @@ def _raw_concurrent(mode: str, args: argparse.Namespace) -> dict[str, Any]:
         return raw_concurrent.rabbitmq_pika(args.url, args)
     if args.transport == "redis":
         return raw_concurrent.redis_py(args.url, args)
+    if args.transport == "nats":
+        return raw_concurrent.nats_py(args.url, args)
     return raw_concurrent.pulsar_client(args.url, args)
 
 
@@ -175,6 +191,10 @@ class _Broker:
             from omconnect_testbrokers.redis import start_broker as start_redis
 
             self.handle = start_redis(workdir / "redis")
+        elif transport == "nats":
+            from omconnect_testbrokers.nats import start_broker as start_nats
+
+            self.handle = start_nats(workdir / "nats-server")
         if self.handle is not None:
             self.url = self.handle.url
 
