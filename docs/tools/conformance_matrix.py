@@ -3,18 +3,18 @@
 Usage::
 
     python docs/tools/conformance_matrix.py
-        [--transport memory,embedded,kafka,rabbitmq,pulsar,redis]
+        [--transport memory,embedded,kafka,rabbitmq,pulsar,redis,nats]
         [--output docs/conformance-matrix.md] [--keep-json DIR]
 
 Each transport runs in a subprocess of its own as ``omconnect conformance --transport NAME
 --json FILE``: the transport package's ``conformance_profile`` starts its test broker (a
 Tansu with s3 storage, a fresh RabbitMQ vhost in stream mode, pulsar-lite with its test
-profile, a redis-server with an append-only file), declares the broker's known defects as
-expected failures, and stops the broker at the end. The JSON reports are merged into one
-table, case x transport, whose cells are ``pass``, ``FAIL``, ``ERROR``, ``skip``,
-``xfail`` or ``XPASS``; every skip, xfail and failure carries a numbered note with its
-reason. The page opens with the date, the machine's load, and the versions of the
-brokers and client libraries it ran against.
+profile, a redis-server with an append-only file, a nats-server with JetStream), declares
+the broker's known defects as expected failures, and stops the broker at the end. The
+JSON reports are merged into one table, case x transport, whose cells are ``pass``,
+``FAIL``, ``ERROR``, ``skip``, ``xfail`` or ``XPASS``; every skip, xfail and failure
+carries a numbered note with its reason. The page opens with the date, the machine's
+load, and the versions of the brokers and client libraries it ran against.
 
 A transport whose client library is missing is left out (with the reason in the page).
 The exit status is 1 when any case failed on any transport, so the script doubles as a
@@ -38,8 +38,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
-TRANSPORTS = ("memory", "embedded", "kafka", "rabbitmq", "pulsar", "redis")
-CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar", "redis": "redis"}
+TRANSPORTS = ("memory", "embedded", "kafka", "rabbitmq", "pulsar", "redis", "nats")
+CLIENT_MODULES = {"kafka": "kafka", "rabbitmq": "pika", "pulsar": "pulsar", "redis": "redis",
+                  "nats": "nats"}
 SHOWN = {"pass": "pass", "fail": "**FAIL**", "error": "**ERROR**", "skip": "skip",
          "xfail": "xfail", "xpass": "**XPASS**", "not run": "not run"}
 NOTED = {"fail", "error", "skip", "xfail", "xpass"}
@@ -94,6 +95,14 @@ def broker_versions(transports: list[str]) -> dict[str, str]:
             server = f"unavailable ({exc})"
         versions["redis"] = (f"{server.split(' sha=')[0]}, append-only file on; "
                              f"redis-py {_version('redis')}")
+    if "nats" in transports:
+        try:
+            from omconnect_testbrokers.nats import find_nats_server_binary
+
+            server = _command_output([str(find_nats_server_binary()), "--version"])
+        except (ImportError, FileNotFoundError) as exc:
+            server = f"unavailable ({exc})"
+        versions["nats"] = f"{server}; nats-py {_version('nats-py')}"
     return versions
 
 

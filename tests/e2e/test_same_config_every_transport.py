@@ -8,8 +8,9 @@ the input byte for byte.
 
 The embedded and memory cases run in the unit environment; each broker case carries its
 broker's marker (so it runs in that tox environment) and starts its own broker (a fresh
-Tansu, pulsar-lite, redis-server or RabbitMQ vhost), so the fixed topic and connector
-names of the quick start never meet an earlier run's data. Every broker is stopped at the end.
+Tansu, pulsar-lite, redis-server, nats-server or RabbitMQ vhost), so the fixed topic and
+connector names of the quick start never meet an earlier run's data. Every broker is
+stopped at the end.
 """
 
 from __future__ import annotations
@@ -86,7 +87,8 @@ def test_the_connector_configs_are_the_quick_starts_own() -> None:
     # carried transport-specific settings: they must not.
     for name in CONNECTOR_FILES:
         text = (QUICKSTART / name).read_text(encoding="utf-8")
-        for transport in ("embedded", "memory", "kafka", "rabbitmq", "pulsar", "redis"):
+        for transport in ("embedded", "memory", "kafka", "rabbitmq", "pulsar", "redis",
+                          "nats"):
             assert f"{transport}." not in text, f"{name} mentions {transport}"
     worker = _worker_properties("kafka", {"bootstrap.servers": "127.0.0.1:9092"})
     assert "transport=kafka\n" in worker and "embedded." not in worker
@@ -136,6 +138,11 @@ def broker_options(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
             server = start_redis(workdir)
             started.append(server)
             return {"url": server.url}  # the transport's defaults
+        if transport == "nats":
+            from omconnect_testbrokers.nats import start_broker as start_nats
+            server = start_nats(workdir)
+            started.append(server)
+            return {"servers": server.url}  # the transport's defaults
         from omconnect_testbrokers.pulsar import start_broker as start_lite
         lite = start_lite(workdir)
         started.append(lite)
@@ -174,3 +181,10 @@ def test_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                broker_options: Callable[[str], dict[str, object]]) -> None:
     pytest.importorskip("redis", reason="needs redis-py (omconnect[redis])")
     _run_quickstart(tmp_path, monkeypatch, "redis", broker_options("redis"), 3)
+
+
+@pytest.mark.nats
+def test_nats(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+              broker_options: Callable[[str], dict[str, object]]) -> None:
+    pytest.importorskip("nats", reason="needs nats-py (omconnect[nats])")
+    _run_quickstart(tmp_path, monkeypatch, "nats", broker_options("nats"), 5)
