@@ -373,6 +373,8 @@ class NatsProducer(Producer):
         acks.token = token
         publish = nc.publish
         for position, (index, subject, payload, headers) in enumerate(encoded):
+            if acks.future.done():  # failed meanwhile (timed out, connection lost): stop
+                break
             try:
                 await publish(subject, payload, reply=f"{reply}.{index}", headers=headers)
             except Exception as exc:

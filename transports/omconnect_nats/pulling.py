@@ -28,6 +28,7 @@ Everything here runs on the client's loop, except what the methods say.
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import functools
 import itertools
@@ -56,15 +57,25 @@ class Mailbox:
         self._handlers: dict[str, Callable[[Any], None]] = {}
         self._prefix = ""
         self._subscription: Any = None
+        self._opening: asyncio.Future[Any] | None = None
         self._tokens = itertools.count(1)
 
     async def open(self, nc: Any) -> None:
-        """Subscribe (once) to ``<inbox>.>`` on ``nc``."""
-        if self._subscription is None:
+        """Subscribe (once: callers at the same time wait for the one subscription) to
+        ``<inbox>.>`` on ``nc``.
+        """
+        if self._subscription is not None:
+            return
+        if self._opening is None:
             self._prefix = nc.new_inbox() + "."
-            self._subscription = await nc.subscribe(self._prefix + ">", cb=self._route,
-                                                    pending_msgs_limit=1_000_000,
-                                                    pending_bytes_limit=1 << 30)
+            self._opening = asyncio.ensure_future(nc.subscribe(
+                self._prefix + ">", cb=self._route, pending_msgs_limit=1_000_000,
+                pending_bytes_limit=1 << 30))
+        try:
+            self._subscription = await asyncio.shield(self._opening)
+        except Exception:
+            self._opening = None
+            raise
 
     def register(self, handler: Callable[[Any], None]) -> tuple[str, str]:
         """A new token and its reply subject; replies to it go to ``handler``."""
@@ -276,8 +287,6 @@ class PullReader:
 
 def _spawn(awaitable: Awaitable[Any], on_error: Callable[[BaseException], None]) -> None:
     """Run ``awaitable`` as a task; call ``on_error`` if it fails."""
-    import asyncio
-
     async def run() -> None:
         try:
             await awaitable

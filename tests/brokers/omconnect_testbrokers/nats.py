@@ -11,8 +11,9 @@ a :class:`BrokerHandle`::
 
 :meth:`BrokerHandle.restart` stops the server (SIGTERM: it writes what it holds) and
 starts it again on the same port with the same store directory, so streams, their
-messages and key/value buckets survive it. The machine's own NATS server (port 4222) is
-never used or touched.
+messages and key/value buckets survive it. The server restores every stream before
+JetStream answers, so a restart takes longer the more streams the store holds. The
+machine's own NATS server (port 4222) is never used or touched.
 
 The readiness check speaks the NATS protocol over a plain socket (``CONNECT``, a
 request to ``$JS.API.INFO``), so this module imports without nats-py. Every started
@@ -164,14 +165,17 @@ class BrokerHandle(BrokerProcessHandle):
                                f"{_tail(self.log_path)}")
 
 
-def start_broker(workdir: Path, *, startup_timeout: float = 30.0) -> BrokerHandle:
+def start_broker(workdir: Path, *, startup_timeout: float = 120.0) -> BrokerHandle:
     """Start nats-server with JetStream on a free 127.0.0.1 port and wait until
     JetStream serves.
 
     Args:
         workdir: Directory for the log and the store; created if missing. Reusing a
             directory reuses its streams.
-        startup_timeout: Seconds to wait for readiness (each start/restart).
+        startup_timeout: Seconds to wait for readiness (each start/restart). A start
+            restores every stream of the store before JetStream answers: on a loaded
+            2-core machine, 30 s were not enough for the several hundred streams and
+            buckets of a server that had run 150 pipeline trials.
 
     Returns:
         A handle whose ``url`` is ``nats://127.0.0.1:PORT``.
