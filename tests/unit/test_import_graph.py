@@ -46,7 +46,8 @@ FLOORS: list[list[str]] = [
     ["omconnect.transport.kit", "omconnect.source_base"],
     # Transports and connectors.
     ["omconnect.transport.embedded", "omconnect.transport.memory", "omconnect_kafka",
-     "omconnect_rabbitmq", "omconnect_pulsar", "omconnect_redis", "omconnect_console",
+     "omconnect_rabbitmq", "omconnect_pulsar", "omconnect_redis", "omconnect_nats",
+     "omconnect_console",
      "omconnect_datagen", "omconnect_file", "omconnect_objectstore"],
     # The Spark adapter: transports and converters, nothing of the runtime.
     ["omconnect_spark"],

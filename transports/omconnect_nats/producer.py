@@ -228,7 +228,7 @@ class NatsProducer(Producer):
             TransportError: The producer is closed.
 
         """
-        from omconnect.columnar.messages import wire_headers
+        from omconnect.columnar.columns import wire_headers
         from omconnect.columnar.sizes import check_row_sizes
 
         self._check_sendable()
