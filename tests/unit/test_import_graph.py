@@ -47,8 +47,7 @@ FLOORS: list[list[str]] = [
     # Transports and connectors.
     ["omconnect.transport.embedded", "omconnect.transport.memory", "omconnect_kafka",
      "omconnect_rabbitmq", "omconnect_pulsar", "omconnect_redis", "omconnect_nats",
-     "omconnect_console",
-     "omconnect_datagen", "omconnect_file", "omconnect_objectstore"],
+     "omconnect_console", "omconnect_datagen", "omconnect_file", "omconnect_objectstore"],
     # The Spark adapter: transports and converters, nothing of the runtime.
     ["omconnect_spark"],
     ["pyspark_omconnect"],
