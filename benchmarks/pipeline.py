@@ -331,7 +331,8 @@ def run_runtime(args: argparse.Namespace) -> dict[str, float]:
         "quickstart": "payload", "payload.size": args.size, "batch.size": args.batch,
         "max.messages": args.records})
     herder.put_connector_config("devnull", {
-        "name": "devnull", "connector.class": "null", "topics": "pipeline"})
+        "name": "devnull", "connector.class": "null", "topics": "pipeline",
+        "consumer.override.group.id": "connect-devnull"})
     if worker["columnar.enable"]:
         # Load the columnar path's libraries before the clock, as the raw loops have them
         # loaded when theirs starts: pyarrow imports pandas (about a second of CPU) at its

@@ -151,6 +151,12 @@ SINK_CONFIG_DEF = (
     .define("consumer.override.max.poll.records", ConfigType.INT, None,
             validators=[Range(min=1)], group="Sink",
             documentation="Overrides the worker's consumer.max.poll.records.")
+    .define("consumer.override.group.id", ConfigType.STRING, None,
+            validators=[NonEmptyString()], group="Sink",
+            documentation="The consumer group of the sink's tasks, where their positions "
+            "are committed. Default: `connect-<standalone.id>-<name>` on a standalone "
+            "worker (its own, like its storage namespaces), `connect-<name>` on a "
+            "distributed worker (shared by the cluster, as Kafka Connect's).")
 )
 """Settings every sink connector takes besides the common ones."""
 
@@ -485,6 +491,7 @@ class ConnectorSettings:
         delivery_guarantee: ``at-least-once`` or ``exactly-once``.
         topic_partitions: Partitions of topics created for it.
         max_poll_records: Records per sink batch.
+        group: The consumer group of its sink tasks.
 
     """
 
@@ -496,16 +503,20 @@ class ConnectorSettings:
     delivery_guarantee: str
     topic_partitions: int
     max_poll_records: int
+    group: str
 
     @classmethod
     def parse(cls, config: Mapping[str, Any], kind: str,
-              worker: Mapping[str, Any]) -> ConnectorSettings:
+              worker: Mapping[str, Any], *, group: str | None = None) -> ConnectorSettings:
         """Parse a validated connector config.
 
         Args:
             config: The connector config (already validated).
             kind: ``"source"`` or ``"sink"``.
             worker: The worker's parsed settings (defaults).
+            group: The consumer group of its sink tasks (the worker decides it: see
+                :meth:`~omconnect.runtime.worker_config.WorkerConfig.sink_group`);
+                default ``connect-<name>``.
 
         """
         definition = COMMON_CONFIG_DEF.merge(SINK_CONFIG_DEF) if kind == "sink" \
@@ -523,6 +534,7 @@ class ConnectorSettings:
                                  or worker["topic.creation.default.partitions"]),
             max_poll_records=int(values.get("consumer.override.max.poll.records")
                                  or worker["consumer.max.poll.records"]),
+            group=group or f"connect-{values['name']}",
         )
 
     @property

@@ -93,7 +93,9 @@ class ConnectorLifecycle:
             entry.kind = connector_kind(connector_class)
             connector = connector_class()
             self._set_secrets(entry, secret_values(resolved, connector.config_def()))
-            settings = ConnectorSettings.parse(resolved, entry.kind, self.worker.config.values)
+            settings = ConnectorSettings.parse(
+                resolved, entry.kind, self.worker.config.values,
+                group=self.worker.config.sink_group(name, resolved))
             entry.resolved = resolved
             runner = ConnectorRunner(
                 connector, settings,

@@ -120,7 +120,8 @@ class OffsetAdmin:
 
     def _sink_offsets(self, entry: ConnectorEntry) -> SinkOffsets:
         values = resolve_connector_config(entry.config)
-        return SinkOffsets(self._worker.transport, group=f"connect-{entry.name}",
+        return SinkOffsets(self._worker.transport,
+                           group=self._worker.config.sink_group(entry.name, values),
                            topics=_names(values.get("topics")),
                            regex=values.get("topics.regex"))
 

@@ -141,7 +141,7 @@ class SinkTaskRunner(TaskRunner):
     def __init__(self, setup: TaskSetup, task: SinkTask, *, paused: bool = False) -> None:
         super().__init__(setup, task, paused=paused)
         self.sink_task = task
-        self.group = f"connect-{setup.id.connector}"
+        self.group = setup.settings.group
         self._consumer: Consumer | None = None
         self._producer: Producer | None = None
         self._transforms: TransformRunner | None = None

@@ -26,7 +26,7 @@ import attrs
 from omconnect import plugins
 from omconnect.config.definition import ConfigDef
 from omconnect.config.types import ConfigType, Importance
-from omconnect.config.validators import NonEmptyString, OneOf, Range
+from omconnect.config.validators import NonEmptyString, OneOf, Range, Regex
 from omconnect.converters.task_converters import converter_config_errors
 from omconnect.errors import ConfigError
 from omconnect.runtime.storage_namespaces import derive_standalone_id, storage_namespaces
@@ -36,11 +36,13 @@ from omconnect.transport.spi import Transport
 __all__ = [
     "AT_LEAST_ONCE",
     "COPYCAT_ONLY_KEYS",
+    "DISTRIBUTED_CONFIG_DEF",
     "EXACTLY_ONCE",
     "KAFKA_CONNECT_ONLY_KEYS",
     "RESTART_POLICIES",
     "WORKER_CONFIG_DEF",
     "WorkerConfig",
+    "advertised_host",
 ]
 
 _log = logging.getLogger(__name__)
@@ -160,6 +162,53 @@ WORKER_CONFIG_DEF = (
 )
 """Every setting of the worker, with defaults and documentation."""
 
+DISTRIBUTED_CONFIG_DEF = (
+    ConfigDef()
+    .define("group.id", ConfigType.STRING, importance=Importance.HIGH, group="Cluster",
+            validators=[NonEmptyString(), Regex(r"[A-Za-z0-9._-]{1,200}",
+                                                "letters, digits, '.', '_' and '-'")],
+            documentation="The cluster this worker joins: every worker started with the "
+            "same group.id on one transport shares the cluster's connectors, which are "
+            "spread over them. Names the cluster's consumer group and, unless set, its "
+            "storage namespaces (`connect-configs-<group.id>`, `connect-status-<group.id>`, "
+            "`connect-offsets-<group.id>`).")
+    .define("scheduled.rebalance.max.delay.ms", ConfigType.LONG, 300_000,
+            validators=[Range(min=0)], importance=Importance.MEDIUM, group="Cluster",
+            documentation="How long the connectors and tasks of a worker that left the "
+            "cluster (or died) wait for it to come back before they move to the other "
+            "workers; a worker that comes back in time (same worker.id) gets them back. 0: "
+            "move them at once.")
+    .define("cluster.slots", ConfigType.INT, 16, validators=[Range(min=1, max=1024)],
+            group="Cluster",
+            documentation="Partitions of the cluster's membership topic: each live worker "
+            "holds some, so this bounds how many workers take work (more workers stand by "
+            "until one leaves). Fixed when the first worker creates the topic.")
+    .define("rest.host.name", ConfigType.STRING, "127.0.0.1", group="Cluster",
+            validators=[NonEmptyString()],
+            documentation="Address the worker's REST API listens on.")
+    .define("rest.port", ConfigType.INT, 8083, validators=[Range(min=0, max=65535)],
+            group="Cluster",
+            documentation="Port of the worker's REST API (0: any free port).")
+    .define("rest.advertised.host.name", ConfigType.STRING, None, group="Cluster",
+            validators=[NonEmptyString()],
+            documentation="Host name the other workers and `omconnect status` reach this "
+            "worker's REST API at. Default: rest.host.name, or the host name when that is "
+            "0.0.0.0 or ::.")
+    .define("rest.advertised.port", ConfigType.INT, None,
+            validators=[Range(min=1, max=65535)], group="Cluster",
+            documentation="Port advertised to the other workers. Default: the port the "
+            "REST API listens on.")
+    .define("cluster.write.timeout.ms", ConfigType.LONG, 30_000, validators=[Range(min=1)],
+            group="Cluster",
+            documentation="How long a change made through this worker (create, update, "
+            "pause, delete...) waits for its record to come back through the cluster's "
+            "config log, where every worker reads it in the same order; past it the "
+            "request fails with 500 and the change may still apply.")
+)
+"""The settings of a distributed worker besides :data:`WORKER_CONFIG_DEF`'s."""
+
+_STANDALONE_ONLY_KEYS = ("standalone.id",)
+
 COPYCAT_ONLY_KEYS: frozenset[str] = frozenset({
     "key.serializer",
     "value.serializer",
@@ -215,6 +264,21 @@ def _default_worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+def advertised_host(values: Mapping[str, Any]) -> str:
+    """The host name a distributed worker's REST API is reached at by the others."""
+    host = str(values.get("rest.advertised.host.name") or values["rest.host.name"])
+    return socket.gethostname() if host in ("0.0.0.0", "::", "") else host
+
+
+def _advertised_worker_id(values: Mapping[str, Any]) -> str | None:
+    """A distributed worker's default id, ``<advertised host>:<port>`` as Kafka Connect's
+    (stable across restarts, so a worker that comes back is recognised); ``None`` (the
+    ``<host>:<pid>`` default) when the port is chosen at start (``rest.port=0``).
+    """
+    port = values.get("rest.advertised.port") or values.get("rest.port")
+    return f"{advertised_host(values)}:{port}" if port else None
+
+
 def _strip(config: Mapping[str, Any], prefix: str) -> dict[str, Any]:
     return {k[len(prefix):]: v for k, v in config.items() if k.startswith(prefix)}
 
@@ -229,6 +293,7 @@ class WorkerConfig:
         transport_class: The selected transport's class.
         transport_options: Its options, the ``<transport>.`` prefix removed.
         notes: What was accepted but ignored, one sentence each (also logged).
+        distributed: Whether this is a distributed worker's config (with ``group.id``).
 
     """
 
@@ -236,17 +301,21 @@ class WorkerConfig:
     transport_class: type[Transport]
     transport_options: dict[str, Any]
     notes: tuple[str, ...] = ()
+    distributed: bool = False
 
     @classmethod
     def parse(cls, config: Mapping[str, Any] | None = None, *,
-              origin: str | Path | None = None) -> WorkerConfig:
+              origin: str | Path | None = None, distributed: bool = False) -> WorkerConfig:
         """Validate and parse a worker configuration.
 
         Args:
             config: The settings (strings from a file, or typed values).
             origin: The file the settings came from; with the host name it identifies
-                the worker when ``standalone.id`` is not set (see
+                a standalone worker when ``standalone.id`` is not set (see
                 :mod:`~omconnect.runtime.storage_namespaces`).
+            distributed: Parse a distributed worker's config: :data:`DISTRIBUTED_CONFIG_DEF`
+                too, ``group.id`` required, ``standalone.id`` refused, storage namespaces
+                named by ``group.id``.
 
         Raises:
             ConfigError: Listing every bad key, each named as written (transport options
@@ -254,7 +323,16 @@ class WorkerConfig:
 
         """
         raw = {str(k): v for k, v in (config or {}).items()}
-        errors = WORKER_CONFIG_DEF.validate(raw)
+        definition = WORKER_CONFIG_DEF.merge(DISTRIBUTED_CONFIG_DEF) if distributed \
+            else WORKER_CONFIG_DEF
+        errors = definition.validate(raw)
+        if distributed:
+            for key in _STANDALONE_ONLY_KEYS:
+                if raw.get(key) is not None:
+                    errors.setdefault(key, []).append(
+                        "is a standalone worker's setting; a distributed worker's storage "
+                        "namespaces are named by group.id (remove it, or set the "
+                        "*.storage.namespace keys)")
         selection, transport_errors = transport_config_errors(raw)
         for key, problems in transport_errors.items():
             errors.setdefault(key, []).extend(problems)
@@ -263,17 +341,23 @@ class WorkerConfig:
         if any(errors.values()):
             raise ConfigError.from_errors(errors, what="worker configuration")
         assert selection is not None
-        values = WORKER_CONFIG_DEF.parse(raw, what="worker configuration")
+        values = definition.parse(raw, what="worker configuration")
+        if distributed:
+            values.update(storage_namespaces(values, str(values["group.id"])))
+            if not values.get("worker.id"):
+                values["worker.id"] = _advertised_worker_id(values)
+        else:
+            if not values.get("standalone.id"):
+                values["standalone.id"] = derive_standalone_id(origin)
+            values.update(storage_namespaces(values, str(values["standalone.id"])))
         if not values.get("worker.id"):
             values["worker.id"] = _default_worker_id()
-        if not values.get("standalone.id"):
-            values["standalone.id"] = derive_standalone_id(origin)
-        values.update(storage_namespaces(values, str(values["standalone.id"])))
-        notes = tuple(_notes(raw, selection.name))
+        notes = tuple(_notes(raw, selection.name, definition, distributed))
         for note in notes:
             _log.info("worker configuration: %s", note)
         return cls(values=values, transport_class=selection.transport_class,
-                   transport_options=selection.options, notes=notes)
+                   transport_options=selection.options, notes=notes,
+                   distributed=distributed)
 
     @property
     def transport_name(self) -> str:
@@ -284,6 +368,21 @@ class WorkerConfig:
     def worker_id(self) -> str:
         """This worker's id in status reports."""
         return str(self.values["worker.id"])
+
+    def sink_group(self, connector: str, config: Mapping[str, Any] | None = None) -> str:
+        """The consumer group of sink connector ``connector``'s tasks: the config's
+        ``consumer.override.group.id`` when set; else ``connect-<connector>`` on a
+        distributed worker (the cluster shares it, as Kafka Connect's workers do) and
+        ``connect-<standalone.id>-<connector>`` on a standalone one (its own, as its
+        storage namespaces are: two standalone workers never share sink positions
+        unless told to).
+        """
+        override = str((config or {}).get("consumer.override.group.id") or "").strip()
+        if override:
+            return override
+        if self.distributed:
+            return f"connect-{connector}"
+        return f"connect-{self.values['standalone.id']}-{connector}"
 
     def open_transport(self) -> Transport:
         """A new instance of the selected transport, with its options
@@ -300,8 +399,10 @@ class WorkerConfig:
         return self.values[key]
 
 
-def _notes(raw: Mapping[str, Any], transport_name: str) -> list[str]:
-    declared = set(WORKER_CONFIG_DEF.names())
+def _notes(raw: Mapping[str, Any], transport_name: str, definition: ConfigDef,
+           distributed: bool) -> list[str]:
+    declared = set(definition.names())
+    cluster_keys = {k for k in DISTRIBUTED_CONFIG_DEF.names() if not k.startswith("rest.")}
     transports = set(plugins.available(plugins.TRANSPORTS)) | {transport_name}
     notes: list[str] = []
     for key in sorted(raw):
@@ -311,6 +412,11 @@ def _notes(raw: Mapping[str, Any], transport_name: str) -> list[str]:
             if not key.startswith(transport_name + "."):
                 notes.append(f"{key} is an option of another transport; ignored while "
                              f"transport={transport_name}")
+            continue
+        if not distributed and key in cluster_keys:
+            notes.append(f"{key} is a distributed worker's setting; a standalone worker "
+                         "never joins a cluster (run omconnect distributed for that); "
+                         "ignored")
             continue
         if key in COPYCAT_ONLY_KEYS:
             notes.append(f"{key} is a setting of Kafka Connect's first release (Copycat) "

@@ -98,7 +98,9 @@ def run_across_restart(
             "file": workdir / "in.txt", "topic": "restart-lines"}),
         write_properties(workdir / "sink.properties", {
             "name": "restart-out", "connector.class": "FileStreamSink",
-            "file": out, "topics": "restart-lines"}),
+            "file": out, "topics": "restart-lines",
+            # the group a transport may be told to declare before the first send
+            "consumer.override.group.id": "connect-restart-out"}),
     ]
 
     def written() -> set[str]:

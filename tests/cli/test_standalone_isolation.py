@@ -147,3 +147,55 @@ def test_the_derived_id_differs_by_directory_and_is_stable(tmp_path):
     assert first == WorkerConfig.parse({}, origin=one)["standalone.id"]
     assert first != WorkerConfig.parse({}, origin=two)["standalone.id"]
     assert "worker" in first
+
+
+def _sink(directory: Path, name: str, topic: str, **extra: Any) -> str:
+    return _props(directory / f"{name}.properties", name=name,
+                  **{"connector.class": "FileStreamSink", "file": directory / "out.txt",
+                     "topics": topic, **extra})
+
+
+def _lines(path: Path) -> list[str]:
+    return path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+
+
+def test_sinks_of_the_same_name_in_two_workers_keep_their_own_positions(tmp_path):
+    shared = tmp_path / "broker"
+    a, b = tmp_path / "a", tmp_path / "b"
+    worker_a, worker_b = _worker(a, shared), _worker(b, shared)
+    a.mkdir(exist_ok=True)
+    (a / "in.txt").write_text("l1\nl2\n", encoding="utf-8")
+    # Worker A copies the topic and commits its sink's positions ...
+    assert _run(worker_a, _source(a, "src", "lines"), _sink(a, "copy", "lines")) == 0
+    assert _lines(a / "out.txt") == ["l1", "l2"]
+    # ... worker B's sink of the same name reads the whole topic in a group of its own
+    # (a shared group would have started it at A's positions, with nothing to read).
+    assert _run(worker_b, _sink(b, "copy", "lines")) == 0
+    assert _lines(b / "out.txt") == ["l1", "l2"]
+    groups = {WorkerConfig.parse({}, origin=w).sink_group("copy") for w in (worker_a, worker_b)}
+    assert len(groups) == 2 and all(g.startswith("connect-") and g.endswith("-copy")
+                                    for g in groups)
+
+
+def test_consumer_override_group_id_shares_a_sinks_positions_on_purpose(tmp_path):
+    shared = tmp_path / "broker"
+    a, b = tmp_path / "a", tmp_path / "b"
+    worker_a, worker_b = _worker(a, shared), _worker(b, shared)
+    a.mkdir(exist_ok=True)
+    (a / "in.txt").write_text("s1\ns2\n", encoding="utf-8")
+    group = {"consumer.override.group.id": "copies"}
+    assert _run(worker_a, _source(a, "src", "lines"), _sink(a, "copy", "lines", **group)) == 0
+    assert _run(worker_b, _sink(b, "copy", "lines", **group)) == 0
+    assert _lines(a / "out.txt") == ["s1", "s2"]
+    assert _lines(b / "out.txt") == [], "the shared group's positions were not used"
+
+
+def test_a_standalone_worker_never_joins_a_cluster_with_a_distributed_file(caplog):
+    caplog.set_level("INFO", logger="omconnect.runtime.worker_config")
+    config = WorkerConfig.parse({"group.id": "etl", "scheduled.rebalance.max.delay.ms": 0})
+    assert not config.distributed
+    assert config.sink_group("copy") == f"connect-{config['standalone.id']}-copy"
+    assert any("group.id is a distributed worker's setting" in note for note in config.notes)
+    cluster = WorkerConfig.parse({"group.id": "etl"}, distributed=True)
+    assert cluster.sink_group("copy") == "connect-copy"
+    assert cluster["config.storage.namespace"] == "connect-configs-etl"

@@ -49,7 +49,8 @@ def test_file_to_rabbitmq_to_file(tmp_path: Path, broker: BrokerHandle, mode: st
             "file": tmp_path / "in.txt", "topic": topic}),
         write_properties(tmp_path / "sink.properties", {
             "name": "lines-out", "connector.class": "FileStreamSink",
-            "file": tmp_path / "out.txt", "topics": topic}),
+            "file": tmp_path / "out.txt", "topics": topic,
+            "consumer.override.group.id": "connect-lines-out"}),
     ]
     log = tmp_path / "worker.log"
     with log.open("wb") as err:
