@@ -23,7 +23,7 @@ from omconnect.rest.locks import KeyedLocks
 from omconnect.rest.plugins_api import router as plugins_router
 from omconnect.rest.server_api import router as server_router
 from omconnect.rest.server_api import server_info
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder
 
 __all__ = ["build_app", "create_app", "openapi_document"]
 
@@ -66,7 +66,7 @@ def build_app() -> FastAPI:
     return app
 
 
-def create_app(herder: StandaloneHerder, *, auth: RestAuth | None = None) -> FastAPI:
+def create_app(herder: Herder, *, auth: RestAuth | None = None) -> FastAPI:
     """The REST API of ``herder`` as an ASGI application.
 
     Args:

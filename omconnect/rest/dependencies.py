@@ -11,7 +11,7 @@ from fastapi import Depends, Request
 from omconnect.rest.errors import ApiError
 from omconnect.rest.locks import KeyedLocks
 from omconnect.rest.models import ErrorResponse
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder as RuntimeHerder
 
 __all__ = ["Herder", "Locks", "error_responses", "require_json"]
 
@@ -24,8 +24,8 @@ _ERROR_TEXT = {
 }
 
 
-def _herder(request: Request) -> StandaloneHerder:
-    herder: StandaloneHerder = request.app.state.herder
+def _herder(request: Request) -> RuntimeHerder:
+    herder: RuntimeHerder = request.app.state.herder
     return herder
 
 
@@ -34,7 +34,7 @@ def _locks(request: Request) -> KeyedLocks:
     return locks
 
 
-Herder = Annotated[StandaloneHerder, Depends(_herder)]
+Herder = Annotated[RuntimeHerder, Depends(_herder)]
 """The herder the app serves."""
 
 Locks = Annotated[KeyedLocks, Depends(_locks)]

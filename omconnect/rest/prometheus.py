@@ -16,7 +16,7 @@ import attrs
 
 from omconnect.connector.lifecycle import State
 from omconnect.errors import ConnectError
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 
 __all__ = ["CONTENT_TYPE", "TASK_METRICS", "render_metrics"]
@@ -84,7 +84,7 @@ TASK_METRICS: tuple[_Metric, ...] = (
 _STATES = tuple(state.value for state in State)
 
 
-def render_metrics(herder: StandaloneHerder) -> str:
+def render_metrics(herder: Herder) -> str:
     """The herder's metrics and states in the text exposition format."""
     snapshots = herder.metrics()
     lines: list[str] = []
@@ -105,7 +105,7 @@ def _family(metric: _Metric, snapshots: Sequence[TaskMetricsSnapshot]) -> list[s
     return lines
 
 
-def _state_sets(herder: StandaloneHerder) -> list[str]:
+def _state_sets(herder: Herder) -> list[str]:
     connectors: list[str] = [
         "# HELP omconnect_connector_state The connector's state (1 for the current one).",
         "# TYPE omconnect_connector_state gauge"]

@@ -20,7 +20,7 @@ import uvicorn
 from omconnect.errors import ConnectError
 from omconnect.rest.app import create_app
 from omconnect.rest.auth import RestAuth
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "RestServer", "start_server"]
 
@@ -50,7 +50,7 @@ class RestServer:
 
     """
 
-    def __init__(self, herder: StandaloneHerder, *, host: str = DEFAULT_HOST,
+    def __init__(self, herder: Herder, *, host: str = DEFAULT_HOST,
                  port: int = DEFAULT_PORT, auth: RestAuth | None = None,
                  graceful_timeout_s: int = 5) -> None:
         self.app = create_app(herder, auth=auth)
@@ -134,7 +134,7 @@ class RestServer:
         self.stop()
 
 
-def start_server(herder: StandaloneHerder, *, host: str = DEFAULT_HOST,
+def start_server(herder: Herder, *, host: str = DEFAULT_HOST,
                  port: int = DEFAULT_PORT, auth: RestAuth | None = None) -> RestServer:
     """Serve ``herder``'s REST API on a background thread; returns once it accepts
     requests. Stop it with :meth:`RestServer.stop` (before stopping the herder).

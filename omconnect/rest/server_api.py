@@ -19,7 +19,7 @@ from omconnect.rest.dependencies import Herder
 from omconnect.rest.models import ServerInfo, SummaryOut, WorkerHealth
 from omconnect.rest.prometheus import CONTENT_TYPE, render_metrics
 from omconnect.rest.summary import summary as worker_summary
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder as RuntimeHerder
 
 __all__ = ["HEALTH_TIMEOUT_S", "router", "server_info"]
 
@@ -30,7 +30,7 @@ HEALTH_TIMEOUT_S = 10.0
 router = APIRouter(tags=["server"])
 
 
-def server_info(herder: StandaloneHerder) -> dict[str, Any]:
+def server_info(herder: RuntimeHerder) -> dict[str, Any]:
     """``GET /``'s answer: version, source commit, cluster id, worker id, transport."""
     transport = herder.config.transport_name
     return {"version": __version__, "commit": source_commit(),

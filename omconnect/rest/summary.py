@@ -12,7 +12,7 @@ import time
 from typing import Any
 
 from omconnect.errors import ConnectError
-from omconnect.runtime.herder import StandaloneHerder
+from omconnect.runtime.herder_api import Herder
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 
 __all__ = ["summary"]
@@ -26,7 +26,7 @@ def _task_counts(snapshot: TaskMetricsSnapshot | None) -> dict[str, Any]:
             "dead_lettered": snapshot.dead_lettered, "lag": snapshot.lag}
 
 
-def summary(herder: StandaloneHerder) -> dict[str, Any]:
+def summary(herder: Herder) -> dict[str, Any]:
     """The worker's connectors, their tasks, states and counts, now."""
     metrics = {(m.connector, m.task): m for m in herder.metrics()}
     connectors = []

@@ -79,12 +79,14 @@ from omconnect.runtime.plugin_listing import list_plugins
 from omconnect.runtime.restart_scheduling import connector_restart_delay, task_restart_delay
 from omconnect.runtime.scheduler import Scheduler
 from omconnect.runtime.status import (
+    ClusterInfo,
     ConnectorInfo,
     ConnectorOffsets,
     ConnectorStatus,
     PluginInfo,
     TaskInfo,
     TaskStatus,
+    WorkerInfo,
 )
 from omconnect.runtime.status_records import StatusRecorder
 from omconnect.runtime.task_config_display import as_written
@@ -236,6 +238,15 @@ class StandaloneHerder:
         self.stop()
 
     # -- queries ------------------------------------------------------------------------
+
+    def cluster(self) -> ClusterInfo:
+        """A standalone worker is a cluster of its own: itself, leading."""
+        with self._lock:
+            connectors = sum(1 for e in self._entries.values() if e.runner is not None)
+            tasks = sum(len(e.tasks) for e in self._entries.values())
+        me = WorkerInfo(id=self.worker_id, leader=True, connectors=connectors, tasks=tasks)
+        return ClusterInfo(mode="standalone", group_id=None, worker_id=self.worker_id,
+                           leader=self.worker_id, workers=(me,))
 
     def connectors(self) -> list[str]:
         """The names of every connector, sorted."""

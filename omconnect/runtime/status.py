@@ -14,6 +14,7 @@ from omconnect.config.definition import ConfigDef
 from omconnect.connector.lifecycle import State
 
 __all__ = [
+    "ClusterInfo",
     "ConnectorInfo",
     "ConnectorOffsets",
     "ConnectorStatus",
@@ -21,6 +22,7 @@ __all__ = [
     "StateInfo",
     "TaskInfo",
     "TaskStatus",
+    "WorkerInfo",
 ]
 
 
@@ -204,6 +206,79 @@ class PluginInfo:
         if self.problem:
             data["problem"] = self.problem
         return data
+
+
+@attrs.frozen(kw_only=True)
+class WorkerInfo:
+    """A worker of the cluster, with its rebalance metrics.
+
+    Attributes:
+        id: Its ``worker.id``.
+        url: Its REST API (``None`` when it serves none).
+        state: ``alive`` (holds membership slots), ``departed`` (its connectors and
+            tasks wait for it, up to ``scheduled.rebalance.max.delay.ms``) or ``standby``
+            (alive but holding no slot: more workers than ``cluster.slots``).
+        leader: Whether it computes the cluster's assignments.
+        connectors: Connector instances assigned to it.
+        tasks: Tasks assigned to it.
+        rebalances: Assignments it carried out since it started.
+        rebalance_seconds: Time it spent rebalancing (work of the cluster not running on
+            a live worker) since it started.
+        rebalancing: Whether a rebalance is under way as it last saw the cluster.
+        generation: The assignment it last carried out.
+
+    """
+
+    id: str
+    url: str | None = None
+    state: str = "alive"
+    leader: bool = False
+    connectors: int = 0
+    tasks: int = 0
+    rebalances: int = 0
+    rebalance_seconds: float = 0.0
+    rebalancing: bool = False
+    generation: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``GET /workers`` items."""
+        return {"id": self.id, "url": self.url, "state": self.state, "leader": self.leader,
+                "connectors": self.connectors, "tasks": self.tasks,
+                "rebalances": self.rebalances,
+                "rebalance_seconds": round(self.rebalance_seconds, 3),
+                "rebalancing": self.rebalancing, "generation": self.generation}
+
+
+@attrs.frozen(kw_only=True)
+class ClusterInfo:
+    """The cluster a worker belongs to.
+
+    Attributes:
+        mode: ``standalone`` or ``distributed``.
+        group_id: The cluster's ``group.id`` (``None`` for a standalone worker).
+        worker_id: The worker answering.
+        leader: The leader's worker id (a standalone worker is its own).
+        generation: The assignment in force (0 for a standalone worker).
+        workers: Every worker known, this one included, by id.
+
+    """
+
+    mode: str
+    group_id: str | None
+    worker_id: str
+    leader: str | None
+    generation: int = 0
+    workers: tuple[WorkerInfo, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of ``GET /workers``."""
+        return {"mode": self.mode, "group_id": self.group_id, "worker_id": self.worker_id,
+                "leader": self.leader, "generation": self.generation,
+                "workers": [w.to_dict() for w in self.workers]}
+
+    def me(self) -> WorkerInfo | None:
+        """The answering worker's entry."""
+        return next((w for w in self.workers if w.id == self.worker_id), None)
 
 
 def _text(value: Any) -> Any:
