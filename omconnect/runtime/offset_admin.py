@@ -44,8 +44,11 @@ class OffsetAdmin:
         group's position per topic partition).
         """
         if entry.kind == "source":
-            items = tuple({"partition": p, "offset": o}
-                          for p, o in self._worker.offset_store(entry.name).all())
+            offsets, store = self._worker.fresh_offset_store(entry.name)
+            try:
+                items = tuple({"partition": p, "offset": o} for p, o in offsets.all())
+            finally:
+                store.close()
         else:
             items = tuple(self._sink_offsets(entry).read())
         return ConnectorOffsets(name=entry.name, type=entry.kind, offsets=items)
@@ -63,7 +66,11 @@ class OffsetAdmin:
         if entry.kind == "source":
             pairs = source_offset_entries(offsets)
             handled = self._ask_connector(entry, pairs)
-            self._worker.offset_store(entry.name).write(pairs)
+            source, store = self._worker.fresh_offset_store(entry.name)
+            try:
+                source.write(pairs)
+            finally:
+                store.close()
         else:
             positions = parse_sink_offsets(offsets)
             handled = self._ask_connector(entry, positions)
@@ -82,10 +89,13 @@ class OffsetAdmin:
 
         """
         if entry.kind == "source":
-            store = self._worker.offset_store(entry.name)
-            handled = self._ask_connector(
-                entry, [(dict(partition), None) for partition, _ in store.all()])
-            store.reset()
+            source, store = self._worker.fresh_offset_store(entry.name)
+            try:
+                handled = self._ask_connector(
+                    entry, [(dict(partition), None) for partition, _ in source.all()])
+                source.reset()
+            finally:
+                store.close()
         else:
             sink = self._sink_offsets(entry)
             positions: dict[TopicPartition, int | None] = dict.fromkeys(

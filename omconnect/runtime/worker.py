@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator, Mapping
+from typing import Protocol
 
 from omconnect.connector.task import SinkTask, SourceTask, Task
 from omconnect.errors import ConnectError
 from omconnect.runtime.active_topics import ActiveTopics
-from omconnect.runtime.connector_runner import ConnectorRunner
+from omconnect.runtime.connector_config import ConnectorSettings
 from omconnect.runtime.sink_task_runner import SinkTaskRunner
 from omconnect.runtime.source_offsets import SourceOffsetStore
 from omconnect.runtime.source_task_runner import SourceTaskRunner
@@ -16,9 +18,27 @@ from omconnect.runtime.topic_creator import TopicCreator
 from omconnect.runtime.worker_config import WorkerConfig
 from omconnect.transport.spi import KeyValueStore, Transport
 
-__all__ = ["Worker"]
+__all__ = ["TaskOrigin", "Worker"]
 
 _log = logging.getLogger(__name__)
+
+
+class TaskOrigin(Protocol):
+    """Where a task comes from: its connector's name, settings and task class (a
+    running :class:`~omconnect.runtime.connector_runner.ConnectorRunner`, or, on a
+    worker running a task of a connector that runs elsewhere, what the config log says).
+    """
+
+    @property
+    def name(self) -> str:
+        """The connector's name."""
+
+    @property
+    def settings(self) -> ConnectorSettings:
+        """The connector's parsed settings."""
+
+    def task_class(self) -> type[Task]:
+        """The task class."""
 
 
 class Worker:
@@ -28,11 +48,16 @@ class Worker:
         config: The worker's config.
         transport: The open transport (the worker closes it in :meth:`close`).
         active_topics: Where tasks record their active topics (``None``: nowhere).
+        fresh_offsets: Open the offset store anew for every source task (and every
+            :meth:`fresh_offset_store`): in a cluster another worker may have written a
+            connector's offsets since this worker opened its store, and a transport's
+            store need not show another process's writes until it is opened again.
 
     """
 
     def __init__(self, config: WorkerConfig, transport: Transport, *,
-                 active_topics: ActiveTopics | None = None) -> None:
+                 active_topics: ActiveTopics | None = None,
+                 fresh_offsets: bool = False) -> None:
         self.config = config
         self.transport = transport
         self.active_topics = active_topics
@@ -40,6 +65,8 @@ class Worker:
             transport.admin, enabled=config["topic.creation.enable"],
             default_partitions=config["topic.creation.default.partitions"])
         self._offsets_kv: KeyValueStore | None = None
+        self._fresh = fresh_offsets
+        self._task_stores: dict[TaskId, KeyValueStore] = {}
 
     @property
     def offsets_kv(self) -> KeyValueStore:
@@ -52,9 +79,34 @@ class Worker:
         """The source offsets of ``connector``."""
         return SourceOffsetStore(self.offsets_kv, connector)
 
+    def fresh_offset_store(self, connector: str) -> tuple[SourceOffsetStore, KeyValueStore]:
+        """The source offsets of ``connector`` through a store opened now (close the
+        returned store when done); the shared one unless ``fresh_offsets``.
+        """
+        if not self._fresh:
+            return self.offset_store(connector), _Unclosed(self.offsets_kv)
+        store = self.transport.kv_store(self.config["offset.storage.namespace"])
+        return SourceOffsetStore(store, connector), store
+
+    def _task_offsets(self, task: TaskId) -> SourceOffsetStore:
+        if not self._fresh:
+            return self.offset_store(task.connector)
+        previous = self._task_stores.pop(task, None)
+        if previous is not None:
+            _close_store(previous)
+        store = self._task_stores[task] = self.transport.kv_store(
+            self.config["offset.storage.namespace"])
+        return SourceOffsetStore(store, task.connector)
+
+    def release(self, task: TaskId) -> None:
+        """The runner of ``task`` stopped: close what was opened for it alone."""
+        store = self._task_stores.pop(task, None)
+        if store is not None:
+            _close_store(store)
+
     def task_runner(
         self,
-        connector: ConnectorRunner,
+        connector: TaskOrigin,
         number: int,
         task_config: dict[str, object],
         listener: TaskListener,
@@ -75,10 +127,11 @@ class Worker:
             raise ConnectError(f"cannot instantiate task class {task_class.__qualname__}: "
                                f"{exc}", connector=connector.name, task=number) from exc
         settings = connector.settings
+        task_id = TaskId(connector.name, number)
         setup = TaskSetup(
-            id=TaskId(connector.name, number), task_config=task_config, settings=settings,
+            id=task_id, task_config=task_config, settings=settings,
             worker=self.config, transport=self.transport, topics=self.topics,
-            offsets=self.offset_store(connector.name) if isinstance(task, SourceTask)
+            offsets=self._task_offsets(task_id) if isinstance(task, SourceTask)
             else None, listener=listener,
             active_topics=None if self.active_topics is None
             else self.active_topics.for_task(connector.name, number))
@@ -91,8 +144,39 @@ class Worker:
 
     def close(self) -> None:
         """Close the shared clients and the transport."""
+        for store in self._task_stores.values():
+            _close_store(store)
+        self._task_stores.clear()
         self.topics.close()
         if self._offsets_kv is not None:
             self._offsets_kv.close()
             self._offsets_kv = None
         self.transport.close()
+
+
+class _Unclosed(KeyValueStore):
+    """A shared store handed out where the caller closes what it gets: closing it does
+    nothing (the worker closes the shared store).
+    """
+
+    def __init__(self, store: KeyValueStore) -> None:
+        self._store = store
+
+    def get(self, key: str) -> bytes | None:
+        return self._store.get(key)
+
+    def put_many(self, items: Mapping[str, bytes | None]) -> None:
+        self._store.put_many(items)
+
+    def scan(self, prefix: str = "") -> Iterator[tuple[str, bytes]]:
+        return self._store.scan(prefix)
+
+    def close(self) -> None:
+        """Nothing: the store is the worker's."""
+
+
+def _close_store(store: KeyValueStore) -> None:
+    try:
+        store.close()
+    except Exception:
+        _log.debug("closing a task's offset store failed", exc_info=True)
