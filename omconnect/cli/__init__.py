@@ -1,6 +1,7 @@
 """The ``omconnect`` command.
 
-Subcommands: ``standalone`` (run connectors), ``validate`` (check a connector config),
+Subcommands: ``standalone`` (run connectors), ``distributed`` (run one worker of a
+cluster), ``validate`` (check a connector config),
 ``plugins`` (list installed plugins), ``offsets`` (show or reset a stopped connector's
 offsets), ``status`` (connectors' states and counts) and ``conformance`` (run the
 conformance suite against a transport or connector).
@@ -20,7 +21,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from omconnect import __version__
-from omconnect.cli import offsets, plugin_list, standalone, status, validate
+from omconnect.cli import distributed, offsets, plugin_list, standalone, status, validate
 
 __all__ = ["build_parser", "console", "main"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"omconnect {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     standalone.add_parser(subparsers)
+    distributed.add_parser(subparsers)
     validate.add_parser(subparsers)
     plugin_list.add_parser(subparsers)
     offsets.add_parser(subparsers)

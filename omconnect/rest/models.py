@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
+    "ClusterOut",
     "ConfigBody",
     "ConfigInfos",
     "ConfigValue",
@@ -31,6 +32,7 @@ __all__ = [
     "StateOut",
     "TaskInfoOut",
     "TaskStateOut",
+    "WorkerOut",
     "check_json",
 ]
 
@@ -277,6 +279,38 @@ class ServerInfo(BaseModel):
         "workers with the same one share connectors.")
     worker_id: str
     transport: str
+    mode: str = Field(description="`standalone`, or `distributed` for a worker of a cluster.")
+    group_id: str | None = Field(
+        default=None, description="The cluster's `group.id` (distributed workers).")
+
+
+class WorkerOut(BaseModel):
+    """A worker of the cluster (``GET /workers``)."""
+
+    id: str
+    url: str | None = Field(description="Its REST API, as it advertised it.")
+    state: str = Field(description="`alive` (holds membership slots) or `departed` (its "
+                       "connectors and tasks wait for it, up to "
+                       "scheduled.rebalance.max.delay.ms).")
+    leader: bool = Field(description="Whether it computes the cluster's assignments.")
+    connectors: int = Field(description="Connector instances assigned to it.")
+    tasks: int = Field(description="Tasks assigned to it.")
+    rebalances: int = Field(description="Assignments it carried out since it started.")
+    rebalance_seconds: float = Field(description="Seconds it saw the cluster rebalancing "
+                                     "(work not running on a live worker) since it started.")
+    rebalancing: bool = Field(description="Whether it saw a rebalance under way.")
+    generation: int = Field(description="The assignment it last carried out.")
+
+
+class ClusterOut(BaseModel):
+    """``GET /workers``: the cluster and its workers."""
+
+    mode: str = Field(description="`standalone` (a cluster of one) or `distributed`.")
+    group_id: str | None
+    worker_id: str = Field(description="The worker answering.")
+    leader: str | None
+    generation: int = Field(description="The assignment in force.")
+    workers: list[WorkerOut]
 
 
 class WorkerHealth(BaseModel):

@@ -16,7 +16,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 
 from omconnect import __version__
 from omconnect.rest.dependencies import Herder
-from omconnect.rest.models import ServerInfo, SummaryOut, WorkerHealth
+from omconnect.rest.models import ClusterOut, ServerInfo, SummaryOut, WorkerHealth
 from omconnect.rest.prometheus import CONTENT_TYPE, render_metrics
 from omconnect.rest.summary import summary as worker_summary
 from omconnect.runtime.herder_api import Herder as RuntimeHerder
@@ -31,11 +31,17 @@ router = APIRouter(tags=["server"])
 
 
 def server_info(herder: RuntimeHerder) -> dict[str, Any]:
-    """``GET /``'s answer: version, source commit, cluster id, worker id, transport."""
+    """``GET /``'s answer: version, source commit, cluster id, worker id, transport,
+    mode and (in a cluster) its ``group.id``.
+    """
     transport = herder.config.transport_name
-    return {"version": __version__, "commit": source_commit(),
+    info = {"version": __version__, "commit": source_commit(),
             "kafka_cluster_id": f"{transport}:{herder.config['config.storage.namespace']}",
-            "worker_id": herder.worker_id, "transport": transport}
+            "worker_id": herder.worker_id, "transport": transport,
+            "mode": "distributed" if herder.config.distributed else "standalone"}
+    if herder.config.distributed:
+        info["group_id"] = herder.config["group.id"]
+    return info
 
 
 @router.get("/", operation_id="serverInfo", response_model=ServerInfo)
@@ -46,6 +52,17 @@ def root(request: Request) -> Any:
     connectors have in common), the worker id and transport.
     """
     return request.app.state.server_info
+
+
+@router.get("/workers", operation_id="listWorkers", response_model=ClusterOut)
+def workers(herder: Herder) -> Any:
+    """List the cluster's workers.
+
+    Every worker of the cluster (alive, or departed with work waiting for it), which one
+    leads, what each runs, and its rebalance metrics; a standalone worker is a cluster
+    of its own.
+    """
+    return herder.cluster().to_dict()
 
 
 @router.get("/health", operation_id="health", response_model=WorkerHealth,
