@@ -35,7 +35,7 @@ def test_every_endpoint_of_the_issue_is_documented():
     paths = document()["paths"]
     wanted = {
         ("/", "get"), ("/health", "get"), ("/metrics", "get"), ("/summary", "get"),
-        ("/ui", "get"),
+        ("/ui", "get"), ("/workers", "get"),
         ("/connectors", "get"), ("/connectors", "post"),
         ("/connectors/{name}", "post"), ("/connectors/{name}", "get"),
         ("/connectors/{name}", "delete"),
