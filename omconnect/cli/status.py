@@ -2,9 +2,12 @@
 terminals.
 
 ``--url URL`` asks a running worker's REST API (``GET /summary`` twice, ``--interval``
-apart, for the records/s column); ``--worker WORKER_CONFIG`` reads the statuses the
-workers of that config recorded in the transport's status namespace, without a REST API
-(states only: counts live in the running worker). ``--json`` prints the summary as JSON.
+apart, for the records/s column); for a worker of a cluster, any worker answers for the
+whole cluster, and a second table lists every worker (state, leader, what it runs, its
+rebalances); ``--worker WORKER_CONFIG`` reads the statuses the
+workers of that config recorded in the transport (a standalone worker's status
+namespace, or a cluster's status log when the file has ``group.id``), without a REST API
+(states only: counts live in the running workers). ``--json`` prints the summary as JSON.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from typing import Any
 from omconnect.config.files import load_config_file
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.distributed import DistributedHerder
+from omconnect.runtime.herder_api import Herder
 from omconnect.runtime.worker_config import WorkerConfig
 
 __all__ = ["add_parser", "format_table", "run"]
@@ -31,6 +36,8 @@ TOKEN_ENV = "OMCONNECT_REST_TOKEN"
 
 _COLUMNS = ("CONNECTOR/TASK", "TYPE", "STATE", "WORKER", "RECORDS/S", "RECORDS", "LAG",
             "ERRORS", "DEAD-LETTERED")
+_WORKER_COLUMNS = ("WORKER", "URL", "STATE", "LEADER", "CONNECTORS", "TASKS", "REBALANCES",
+                   "REBALANCING-S", "ANSWERS")
 
 
 def add_parser(subparsers: Any) -> None:
@@ -104,8 +111,10 @@ def _rates(first: dict[str, Any], second: dict[str, Any]) -> dict[str, float]:
 
 
 def _recorded(worker_file: str) -> dict[str, Any]:
-    config = WorkerConfig.parse(load_config_file(worker_file), origin=worker_file)
-    herder = StandaloneHerder(config)
+    values = load_config_file(worker_file)
+    distributed = values.get("group.id") is not None
+    config = WorkerConfig.parse(values, origin=worker_file, distributed=distributed)
+    herder: Herder = DistributedHerder(config) if distributed else StandaloneHerder(config)
     try:
         herder.open()
         connectors = []
@@ -131,8 +140,23 @@ def _text(value: Any) -> str:
 
 
 def format_table(data: dict[str, Any], rates: dict[str, float] | None = None) -> list[str]:
-    """The lines of the table: one per connector, one per task under it."""
+    """The lines of the table: one per connector, one per task under it; for a cluster,
+    then a blank line and one line per worker.
+    """
     rates = rates or {}
+    lines = _connector_table(data, rates)
+    if data.get("mode") == "distributed" and data.get("workers"):
+        lines.append("")
+        lines += _aligned([_WORKER_COLUMNS, *(
+            [w["id"], _text(w.get("url")), w["state"], "yes" if w["leader"] else "",
+             str(w["connectors"]), str(w["tasks"]), str(w["rebalances"]),
+             f"{w['rebalance_seconds']:.1f}",
+             "yes" if w.get("reachable", True) else "no"] for w in data["workers"])],
+            numeric=set(range(4, 8)))
+    return lines
+
+
+def _connector_table(data: dict[str, Any], rates: dict[str, float]) -> list[str]:
     rows: list[Sequence[str]] = [_COLUMNS]
     for c in data["connectors"]:
         rows.append([c["name"], c["type"], c["state"], _text(c["worker_id"]),
@@ -142,8 +166,11 @@ def format_table(data: dict[str, Any], rates: dict[str, float] | None = None) ->
             rows.append([f"  task {t['id']}", "", t["state"], _text(t["worker_id"]), "",
                          _text(t["records"]), _text(t["lag"]), _text(t["errors"]),
                          _text(t["dead_lettered"])])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
-    numeric = set(range(4, len(_COLUMNS)))
+    return _aligned(rows, numeric=set(range(4, len(_COLUMNS))))
+
+
+def _aligned(rows: Sequence[Sequence[str]], *, numeric: set[int]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return ["  ".join(cell.rjust(w) if i in numeric else cell.ljust(w)
                       for i, (cell, w) in enumerate(zip(row, widths, strict=True))).rstrip()
             for row in rows]

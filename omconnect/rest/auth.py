@@ -95,6 +95,17 @@ class RestAuth:
         return [name for name, on in (("Bearer", self.token is not None),
                                       ("Basic", self.basic_user is not None)) if on]
 
+    def authorization(self) -> str | None:
+        """An ``Authorization`` header value with these credentials (the token first),
+        for calling another worker that shares them; ``None`` when none are set.
+        """
+        if self.token is not None:
+            return f"Bearer {self.token.value()}"
+        if self.basic_user is not None and self.basic_password is not None:
+            pair = f"{self.basic_user}:{self.basic_password.value()}".encode()
+            return f"Basic {base64.b64encode(pair).decode()}"
+        return None
+
     def allows(self, authorization: str | None) -> bool:
         """Whether an ``Authorization`` header value carries valid credentials."""
         if not self.enabled:

@@ -355,14 +355,26 @@ class SummaryConnectorOut(BaseModel):
     tasks: list[SummaryTaskOut]
 
 
+class SummaryWorkerOut(WorkerOut):
+    """A worker in ``GET /summary``."""
+
+    reachable: bool = Field(description="Whether it answered for its tasks' counts (when "
+                            "not, they show 0).")
+
+
 class SummaryOut(BaseModel):
     """``GET /summary``: what the dashboard and ``omconnect status`` show."""
 
     worker_id: str
     transport: str
+    mode: str = Field(default="standalone", description="`standalone` or `distributed`.")
+    group_id: str | None = None
+    leader: str | None = Field(default=None, description="The cluster's leader.")
     taken_at: float = Field(description="When it was taken (epoch seconds); rates come "
                             "from two summaries.")
     connectors: list[SummaryConnectorOut]
+    workers: list[SummaryWorkerOut] = Field(default_factory=list, description="The "
+                                            "cluster's workers (a standalone one: itself).")
 
 
 class LoggerLevel(BaseModel):

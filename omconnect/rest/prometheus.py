@@ -19,7 +19,7 @@ from omconnect.errors import ConnectError
 from omconnect.runtime.herder_api import Herder
 from omconnect.runtime.metrics import TaskMetricsSnapshot
 
-__all__ = ["CONTENT_TYPE", "TASK_METRICS", "render_metrics"]
+__all__ = ["CONTENT_TYPE", "TASK_METRICS", "WORKER_METRICS", "render_metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The content type of the text exposition format."""
@@ -84,14 +84,48 @@ TASK_METRICS: tuple[_Metric, ...] = (
 _STATES = tuple(state.value for state in State)
 
 
+WORKER_METRICS: tuple[_Metric, ...] = (
+    _Metric("rebalances", "omconnect_worker_rebalances_total", "counter",
+            "Assignments this worker carried out since it started (0 standalone)."),
+    _Metric("rebalance_seconds", "omconnect_worker_rebalance_seconds_total", "counter",
+            "Seconds this worker saw its cluster rebalancing (work not running on a live "
+            "worker) since it started."),
+    _Metric("rebalancing", "omconnect_worker_rebalancing", "gauge",
+            "1 while this worker sees a rebalance under way."),
+    _Metric("connectors", "omconnect_worker_assigned_connectors", "gauge",
+            "Connector instances assigned to this worker."),
+    _Metric("tasks", "omconnect_worker_assigned_tasks", "gauge",
+            "Tasks assigned to this worker."),
+    _Metric("leader", "omconnect_worker_leader", "gauge",
+            "1 when this worker computes its cluster's assignments."),
+)
+"""The exported worker metrics (label ``worker``): field of
+:class:`~omconnect.runtime.status.WorkerInfo`, metric name, type, help."""
+
+
 def render_metrics(herder: Herder) -> str:
-    """The herder's metrics and states in the text exposition format."""
+    """The herder's metrics and states in the text exposition format: this worker's
+    own (in a cluster, every worker exports what it runs; scrape them all).
+    """
     snapshots = herder.metrics()
     lines: list[str] = []
+    lines += _worker(herder)
     lines += _state_sets(herder)
     for metric in TASK_METRICS:
         lines += _family(metric, snapshots)
     return "\n".join(lines) + "\n"
+
+
+def _worker(herder: Herder) -> list[str]:
+    me = herder.cluster().me()
+    lines: list[str] = []
+    for metric in WORKER_METRICS:
+        lines += [f"# HELP {metric.name} {metric.help}", f"# TYPE {metric.name} {metric.kind}"]
+        if me is not None:
+            value = getattr(me, metric.field)
+            lines.append(f"{metric.name}{_labels(worker=herder.worker_id)} "
+                         f"{_number(int(value) if isinstance(value, bool) else value)}")
+    return lines
 
 
 def _family(metric: _Metric, snapshots: Sequence[TaskMetricsSnapshot]) -> list[str]:
@@ -112,14 +146,17 @@ def _state_sets(herder: Herder) -> list[str]:
     tasks: list[str] = [
         "# HELP omconnect_task_state The task's state (1 for the current one).",
         "# TYPE omconnect_task_state gauge"]
+    only_mine = herder.config.distributed  # each worker exports what it runs
     for name in herder.connectors():
         try:
             status = herder.connector_status(name)
         except ConnectError:
             continue  # deleted meanwhile
-        connectors += _one_of(status.connector.state, connector=name)
+        if not only_mine or status.connector.worker_id == herder.worker_id:
+            connectors += _one_of(status.connector.state, connector=name)
         for task in status.tasks:
-            tasks += _one_of(task.state, connector=name, task=str(task.id))
+            if not only_mine or task.worker_id == herder.worker_id:
+                tasks += _one_of(task.state, connector=name, task=str(task.id))
     return connectors + tasks
 
 

@@ -8,10 +8,10 @@ import functools
 import json
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse
 
 from omconnect import __version__
@@ -102,14 +102,21 @@ def metrics(herder: Herder) -> PlainTextResponse:
 
 @router.get("/summary", operation_id="workerSummary", response_model=SummaryOut,
             response_model_exclude_unset=True)
-def summary(herder: Herder) -> Any:
+def summary(
+    herder: Herder,
+    scope: Annotated[Literal["cluster", "worker"], Query(
+        description="`worker`: counts of this worker's tasks only (what workers of a "
+        "cluster ask each other for).")] = "cluster",
+) -> Any:
     """Get every connector's and task's state and counts.
 
     What the dashboard (`GET /ui`) and `omconnect status` show: states, records (the
     transport acknowledged for sources, handed to put for sinks), lag, errors and
-    dead-lettered records, summed per connector; rates come from two summaries.
+    dead-lettered records, summed per connector, and the cluster's workers; rates come
+    from two summaries. In a cluster the counts of tasks running on other workers are
+    asked from them.
     """
-    return worker_summary(herder)
+    return worker_summary(herder, scope=scope)
 
 
 @router.get("/ui", operation_id="dashboard", response_class=HTMLResponse,

@@ -98,7 +98,13 @@ def test_every_task_metric_of_the_runtime_is_exported():
         assert metric.name.endswith("_total") == (metric.kind == "counter")
 
 
-def test_without_connectors_the_metrics_are_only_comments(client: httpx.Client):
+def test_without_connectors_only_the_workers_own_metrics_have_samples(
+        client: httpx.Client):
     types, samples = _parse(client.get("/metrics").text)
-    assert samples == {}
+    assert {name for name, _ in samples} == {
+        "omconnect_worker_rebalances_total", "omconnect_worker_rebalance_seconds_total",
+        "omconnect_worker_rebalancing", "omconnect_worker_assigned_connectors",
+        "omconnect_worker_assigned_tasks", "omconnect_worker_leader"}
+    assert samples[("omconnect_worker_assigned_tasks",
+                    frozenset({("worker", client.get("/").json()["worker_id"])}))] == 0
     assert "omconnect_task_polled_total" in types

@@ -11,7 +11,8 @@ with an ``id`` and a ``kind``):
 ========== ============================================================================
 kind       rule
 ========== ============================================================================
-hello      a worker process started (its catch-up marker); no change
+marker     a reader's catch-up mark (it has read everything before); no change
+hello      a worker process joins, with its session
 create     adds the connector unless the name exists (outcome ``created`` / ``exists``)
 put        sets the connector's config, creating it when missing (``created`` /
            ``updated``); with ``if_version``, only if the config is still that version
@@ -202,6 +203,9 @@ class ClusterState:
             _log.warning("config log: malformed %s record ignored: %s", kind, exc)
             return IGNORED
         return outcome
+
+    def _apply_marker(self, record: Mapping[str, Any]) -> str:
+        return OK
 
     def _apply_hello(self, record: Mapping[str, Any]) -> str:
         self.sessions[str(record["worker"])] = str(record["session"])

@@ -218,9 +218,7 @@ class DistributedHerder:
         self._log = SharedLog(transport, self.config["config.storage.namespace"],
                               self._apply_record, name="config")
         self._log.open()
-        self._log.append_and_wait({"kind": "hello", "worker": self.worker_id,
-                                   "session": self.session, "url": self.url},
-                                  self._timeout)
+        self._log.append_and_wait({"kind": "marker"}, self._timeout)  # read to the end
         self._statuses.catch_up(self._timeout)
         self._worker = Worker(self.config, transport, active_topics=self._active_topics,
                               fresh_offsets=True)
@@ -233,7 +231,10 @@ class DistributedHerder:
             self.open()
             if self._running:
                 return
-            assert self._worker is not None
+            assert self._worker is not None and self._log is not None
+            self._log.append_and_wait({"kind": "hello", "worker": self.worker_id,
+                                       "session": self.session, "url": self.url},
+                                      self._timeout)
             self._running = True
             self._stopping.clear()
             self._membership = Membership(
