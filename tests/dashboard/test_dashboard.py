@@ -1,5 +1,6 @@
 """The status dashboard (``GET /ui``) in headless Chromium: it loads without a console
-error, shows a running pipeline's counts rising, and its buttons act through the REST API.
+error, shows a running pipeline's counts rising, and its buttons act through the REST API;
+a worker of a cluster shows every worker and the counts of tasks running on the others.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from omconnect.config.types import Password
 from omconnect.rest import RestServer, start_server
 from omconnect.rest.auth import RestAuth
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.distributed import DistributedHerder
 from omconnect.testing.waiting import eventually
 
 pytestmark = pytest.mark.browser
@@ -100,3 +102,54 @@ def test_with_a_token_the_page_asks_for_it_and_then_acts_with_it(
         page.close()
     finally:
         served.stop()
+
+
+@pytest.fixture
+def cluster_servers(tmp_path: Path) -> Iterator[list[RestServer]]:
+    """Two workers of one cluster in this process, each with its REST API."""
+    herders: list[DistributedHerder] = []
+    servers: list[RestServer] = []
+    try:
+        for worker in ("w1", "w2"):
+            herder = DistributedHerder({
+                "transport": "embedded", "embedded.path": str(tmp_path / "data"),
+                "embedded.session.timeout.ms": 3000, "group.id": "shown",
+                "worker.id": worker, "offset.flush.interval.ms": 200,
+                "task.shutdown.graceful.timeout.ms": 2000})
+            herders.append(herder)
+            server = start_server(herder, port=0)
+            servers.append(server)
+            herder.advertise(server.url)
+            herder.start()
+        herders[0].create_connector({"name": "orders-source", "connector.class": "datagen",
+                                     "quickstart": "orders", "topic": "orders",
+                                     "rate": "200", "batch.size": "20", "tasks.max": "4"})
+        yield servers
+    finally:
+        for server in servers:
+            server.stop()
+        for herder in herders:
+            herder.stop()
+
+
+def test_the_dashboard_of_one_worker_shows_the_whole_cluster(
+        browser: Any, cluster_servers: list[RestServer]) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 600})
+    console_errors: list[str] = []
+    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console_errors.append(str(e)))
+    page.goto(cluster_servers[0].url + "/ui")
+    workers = page.locator("tr.worker")
+    _wait(lambda: workers.count() == 2)
+    _wait(lambda: page.locator("tr.worker td.role").all_inner_texts().count("leader") == 1)
+    _wait(lambda: sum(int(t) for t in page.locator("tr.worker td.tasks").all_inner_texts())
+          == 4)
+    assert page.locator("#title").inner_text() == "omconnect cluster"
+    tasks = page.locator("tr.task")
+    _wait(lambda: tasks.count() == 4)
+    # Each worker runs two tasks, and the counts of the other worker's tasks rise too.
+    _wait(lambda: sorted(set(r.locator("td").nth(3).inner_text()
+                             for r in tasks.all())) == ["w1", "w2"])
+    _wait(lambda: all(int(r.locator("td").nth(6).inner_text()) > 0 for r in tasks.all()))
+    assert console_errors == []
+    page.close()
