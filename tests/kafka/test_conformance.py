@@ -21,6 +21,7 @@ from omconnect_testbrokers.kafka import (
 
 from omconnect.testing.profile import BrokerControl, TransportFactory, UnreachableBroker
 from omconnect.testing.transport import (
+    ClusterCases,
     PipelineCases,
     TransportApiCases,
     TransportCase,
@@ -115,3 +116,12 @@ class TestKafkaPipelines(PipelineCases):
     @pytest.fixture
     def broker_control(self, tansu_s3: BrokerHandle) -> BrokerControl:
         return tansu_s3
+
+
+class TestKafkaCluster(ClusterCases):
+    """The cluster case (three distributed workers) with Tansu's short group timeouts."""
+
+    @pytest.fixture
+    def transport_factory(self, tansu: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(KafkaTransport,
+                                   {"bootstrap.servers": tansu.url, **TEST_CLIENT_OPTIONS})

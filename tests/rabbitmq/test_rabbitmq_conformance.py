@@ -22,6 +22,7 @@ from rabbitmq_helpers import FAST_GROUPS
 
 from omconnect.testing.profile import TransportFactory, UnreachableBroker
 from omconnect.testing.transport import (
+    ClusterCases,
     PipelineCases,
     SuiteSettings,
     TransportApiCases,
@@ -137,3 +138,11 @@ class TestClassicPipelines(PipelineCases):
     @pytest.fixture
     def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
         return TransportFactory.of(RabbitMQTransport, {"url": broker.url, "streams": False})
+
+
+class TestRabbitMQCluster(ClusterCases):
+    """The cluster case (three distributed workers) on stream topics (the default)."""
+
+    @pytest.fixture
+    def transport_factory(self, broker: BrokerHandle) -> Callable[[], Transport]:
+        return TransportFactory.of(RabbitMQTransport, {"url": broker.url, **FAST_GROUPS})

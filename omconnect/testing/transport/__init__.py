@@ -12,6 +12,7 @@ Capabilities` decide which cases run, and each skip names the capability::
 """
 
 from omconnect.testing.transport.base import SuiteSettings, TransportCase, TransportHarness
+from omconnect.testing.transport.cluster import ClusterCases
 from omconnect.testing.transport.columnar import ColumnarCases
 from omconnect.testing.transport.failures import FailureCases
 from omconnect.testing.transport.groups import DeliveryCases, GroupCases
@@ -20,6 +21,7 @@ from omconnect.testing.transport.messaging import MessagingCases
 from omconnect.testing.transport.pipeline import PipelineCases
 
 __all__ = [
+    "ClusterCases",
     "ColumnarCases",
     "DeliveryCases",
     "FailureCases",
@@ -43,7 +45,7 @@ class TransportApiCases(MessagingCases, DeliveryCases, GroupCases, KeyValueCases
     """
 
 
-class TransportConformance(TransportApiCases, PipelineCases):
+class TransportConformance(TransportApiCases, PipelineCases, ClusterCases):
     """Every transport case. Subclass it and provide a ``transport_factory`` fixture;
     optionally ``broker_control`` (an object with ``restart()``),
     ``unreachable_broker`` (an :class:`~omconnect.testing.profile.UnreachableBroker`),
