@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from omconnect.connector.task import SinkTask, SourceTask, Task
-from omconnect.errors import ConnectError
+from omconnect.errors import ConnectError, TransportError
 from omconnect.runtime.active_topics import ActiveTopics
 from omconnect.runtime.connector_config import ConnectorSettings
 from omconnect.runtime.sink_task_runner import SinkTaskRunner
@@ -21,6 +22,9 @@ from omconnect.transport.spi import KeyValueStore, Transport
 __all__ = ["TaskOrigin", "Worker"]
 
 _log = logging.getLogger(__name__)
+
+_OPEN_RETRY_S = 15.0
+"""How long opening a task's offset store is retried (``fresh_offsets``)."""
 
 
 class TaskOrigin(Protocol):
@@ -85,8 +89,26 @@ class Worker:
         """
         if not self._fresh:
             return self.offset_store(connector), _Unclosed(self.offsets_kv)
-        store = self.transport.kv_store(self.config["offset.storage.namespace"])
+        store = self._open_offsets()
         return SourceOffsetStore(store, connector), store
+
+    def _open_offsets(self) -> KeyValueStore:
+        """The offset store opened anew, retried for a while on transport errors (workers
+        of a cluster opening it at once for the first time may race to create it).
+        """
+        namespace = self.config["offset.storage.namespace"]
+        deadline = time.monotonic() + _OPEN_RETRY_S
+        wait = 0.1
+        while True:
+            try:
+                return self.transport.kv_store(namespace)
+            except TransportError as exc:
+                if time.monotonic() + wait > deadline:
+                    raise
+                _log.info("opening the offset store %r failed (retrying in %.1f s): %s",
+                          namespace, wait, exc)
+                time.sleep(wait)
+                wait = min(2.0, wait * 2)
 
     def _task_offsets(self, task: TaskId) -> SourceOffsetStore:
         if not self._fresh:
@@ -94,8 +116,7 @@ class Worker:
         previous = self._task_stores.pop(task, None)
         if previous is not None:
             _close_store(previous)
-        store = self._task_stores[task] = self.transport.kv_store(
-            self.config["offset.storage.namespace"])
+        store = self._task_stores[task] = self._open_offsets()
         return SourceOffsetStore(store, task.connector)
 
     def release(self, task: TaskId) -> None:

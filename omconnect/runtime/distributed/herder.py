@@ -61,7 +61,7 @@ from omconnect.runtime.distributed.cluster_state import ClusterState, ConnectorS
 from omconnect.runtime.distributed.local_work import GeneratedTasks, LocalWork
 from omconnect.runtime.distributed.membership import Membership
 from omconnect.runtime.distributed.rebalance_metrics import RebalanceMetrics
-from omconnect.runtime.distributed.shared_log import SharedLog
+from omconnect.runtime.distributed.shared_log import SharedLog, with_retries
 from omconnect.runtime.distributed.shared_store import SharedStore
 from omconnect.runtime.distributed.status_view import cluster_status
 from omconnect.runtime.herder_errors import (
@@ -89,7 +89,7 @@ from omconnect.runtime.status_records import StatusRecorder
 from omconnect.runtime.task_runner import TaskRunner
 from omconnect.runtime.worker import Worker
 from omconnect.runtime.worker_config import WorkerConfig
-from omconnect.transport.spi import Transport
+from omconnect.transport.spi import KeyValueStore, Transport
 
 __all__ = ["CLUSTER_CAPABILITIES", "DistributedHerder"]
 
@@ -222,8 +222,14 @@ class DistributedHerder:
         self._statuses.catch_up(self._timeout)
         self._worker = Worker(self.config, transport, active_topics=self._active_topics,
                               fresh_offsets=True)
+        with_retries(lambda: self._offset_store_on(transport).close(),
+                     "creating the offset store")
         self._work = LocalWork(self._worker, self._status, self, id(self))
         self._scheduler = Scheduler("omconnect-herder-events")
+
+    def _offset_store_on(self, transport: Transport) -> KeyValueStore:
+        """The offset store on ``transport`` (opened now; created on first use)."""
+        return transport.kv_store(self.config["offset.storage.namespace"])
 
     def start(self) -> None:
         """Open, join the cluster and take a share of its work."""

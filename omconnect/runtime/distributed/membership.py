@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable
 
 from omconnect.records import TopicPartition
+from omconnect.runtime.distributed.shared_log import with_retries
 from omconnect.transport.messages import TopicSpec
 from omconnect.transport.spi import Consumer, RebalanceListener, Transport
 
@@ -68,6 +69,15 @@ class Membership(RebalanceListener):
 
     def start(self) -> None:
         """Create the topic if needed, join the group and keep polling."""
+        with_retries(self._create_topic, f"creating the membership topic {self.topic!r}")
+        consumer = self._transport.consumer(self.group_id, start="latest")
+        consumer.subscribe([self.topic], self)
+        self._consumer = consumer
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="omconnect-membership")
+        self._thread.start()
+
+    def _create_topic(self) -> None:
         admin = self._transport.admin()
         try:
             existing = admin.list_topics().get(self.topic)
@@ -79,12 +89,6 @@ class Membership(RebalanceListener):
                           existing.partitions, self._slots_wanted)
         finally:
             admin.close()
-        consumer = self._transport.consumer(self.group_id, start="latest")
-        consumer.subscribe([self.topic], self)
-        self._consumer = consumer
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name="omconnect-membership")
-        self._thread.start()
 
     def on_partitions_assigned(self, partitions: frozenset[TopicPartition]) -> None:
         """Slots gained."""

@@ -23,14 +23,14 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any
+from typing import Any, TypeVar
 
 from omconnect.errors import ConnectError, TransportError
 from omconnect.records import TopicPartition
 from omconnect.transport.messages import Message, TopicSpec
 from omconnect.transport.spi import Consumer, Producer, Transport
 
-__all__ = ["LogTimeoutError", "SharedLog"]
+__all__ = ["LogTimeoutError", "SharedLog", "with_retries"]
 
 _log = logging.getLogger(__name__)
 
@@ -41,6 +41,31 @@ _RETRY_S = 0.5
 
 class LogTimeoutError(ConnectError, TimeoutError):
     """A record was not read back in time (it may still apply later)."""
+
+
+_T = TypeVar("_T")
+
+
+def with_retries(action: Callable[[], _T], what: str, seconds: float = 15.0) -> _T:
+    """``action()``, tried again on a :class:`~omconnect.errors.TransportError` for up to
+    ``seconds`` (backing off from 0.1 to 2 s): workers starting together race to create
+    the same topics and stores, which some brokers refuse to the loser for a moment.
+
+    Raises:
+        TransportError: The last failure, once ``seconds`` passed.
+
+    """
+    deadline = time.monotonic() + seconds
+    wait = 0.1
+    while True:
+        try:
+            return action()
+        except TransportError as exc:
+            if time.monotonic() + wait > deadline:
+                raise
+            _log.info("%s failed (retrying in %.1f s): %s", what, wait, exc)
+            time.sleep(wait)
+            wait = min(2.0, wait * 2)
 
 
 class SharedLog:
@@ -73,19 +98,29 @@ class SharedLog:
 
     def open(self) -> None:
         """Create the topic if needed, open the clients and start reading."""
+        with_retries(self._create_topic, f"creating the {self._name} log {self.topic!r}")
+        self._producer = self._transport.producer()
+        self._consumer = with_retries(self._reader, f"reading the {self._name} log")
+        self._thread = threading.Thread(target=self._read, daemon=True,
+                                        name=f"omconnect-{self._name}-log")
+        self._thread.start()
+
+    def _create_topic(self) -> None:
         admin = self._transport.admin()
         try:
             if self.topic not in admin.list_topics():
                 admin.create_topics([TopicSpec(self.topic, 1)])
         finally:
             admin.close()
-        self._producer = self._transport.producer()
+
+    def _reader(self) -> Consumer:
         consumer = self._transport.consumer(None, start="earliest")
-        consumer.assign([self._partition])
-        self._consumer = consumer
-        self._thread = threading.Thread(target=self._read, daemon=True,
-                                        name=f"omconnect-{self._name}-log")
-        self._thread.start()
+        try:
+            consumer.assign([self._partition])
+        except BaseException:
+            consumer.close()
+            raise
+        return consumer
 
     def append(self, record: Mapping[str, Any], timeout: float) -> str:
         """Append ``record`` (with a new ``id`` unless it has one) and return its id once
