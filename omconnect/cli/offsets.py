@@ -4,6 +4,9 @@ forgotten.
 Works offline, through the worker's transport: run it while no worker runs the connector.
 A connector whose last recorded status says it runs in a live process on this machine is
 refused (stop that worker first); one left RUNNING by a worker that was killed is not.
+Given a cluster's worker file (with ``group.id``), it reads the cluster's logs, and
+``alter``/``reset`` need the connector stopped (through any worker's REST API) and given
+up by every worker.
 
 ``show`` prints Kafka Connect's ``GET /connectors/{name}/offsets`` JSON: for a source, the
 committed offset per source partition; for a sink, the group's position per partition.
@@ -29,6 +32,8 @@ from typing import Any
 from omconnect.config.files import load_config_file
 from omconnect.errors import ConfigError, ConnectError
 from omconnect.runtime import StandaloneHerder
+from omconnect.runtime.distributed import DistributedHerder
+from omconnect.runtime.herder_api import Herder
 from omconnect.runtime.worker_config import WorkerConfig
 
 __all__ = ["add_parser", "run"]
@@ -64,9 +69,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"omconnect offsets: --file is for 'alter', not {args.action!r}",
               file=sys.stderr)
         return 2
+    herder: Herder
     try:
-        herder = StandaloneHerder(WorkerConfig.parse(load_config_file(args.worker),
-                                                     origin=args.worker))
+        values = load_config_file(args.worker)
+        distributed = values.get("group.id") is not None  # a cluster's worker file
+        config = WorkerConfig.parse(values, origin=args.worker, distributed=distributed)
+        herder = DistributedHerder(config) if distributed else StandaloneHerder(config)
     except ConfigError as exc:
         print(f"omconnect offsets: {args.worker}: {exc}", file=sys.stderr)
         return 2
@@ -80,13 +88,14 @@ def run(args: argparse.Namespace) -> int:
         if args.action == "show":
             print(json.dumps(herder.offsets(args.connector).to_dict(), indent=2))
             return 0
-        running = _live_worker(herder, args.connector)
+        running = None if distributed else _live_worker(herder, args.connector)
         if running is not None:
             print(f"omconnect offsets: connector {args.connector!r} is running in worker "
                   f"{running}; stop that worker first", file=sys.stderr)
             return 1
-        # force: no live worker runs it (above). The entries' check or the connector's
-        # alter_offsets hook may refuse them (a ConfigError, exit 1).
+        # force: no live worker runs it (above; a cluster's herder checks that the
+        # connector is stopped and given up by every worker). The entries' check or the
+        # connector's alter_offsets hook may refuse them (a ConfigError, exit 1).
         if args.action == "alter":
             handled = herder.alter_offsets(args.connector, entries, force=True)
             print(f"{len(entries)} offset(s) of connector {args.connector!r} altered")
@@ -131,7 +140,7 @@ def _read_entries(path: str | None) -> list[Any]:
     return entries
 
 
-def _live_worker(herder: StandaloneHerder, name: str) -> str | None:
+def _live_worker(herder: Herder, name: str) -> str | None:
     """The id of a live worker on this machine that runs ``name``, if its last recorded
     status says so.
     """

@@ -1,4 +1,5 @@
-"""specs/transport.md and specs/connector.md name real cases, and every case is listed."""
+"""specs/transport.md, specs/connector.md and specs/distributed.md name real cases, and
+every case is listed."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-RULE = re.compile(r"\*\*((?:TRANSPORT|CONNECTOR)-\d+)\*\*(.*?)(?=\n- \*\*|\n## |\Z)", re.S)
+RULE = re.compile(r"\*\*((?:TRANSPORT|CONNECTOR|DISTRIBUTED)-\d+)\*\*(.*?)(?=\n- \*\*|\n## |\Z)",
+                  re.S)
 CASE = re.compile(r"`([\w/.]+\.py)::(\w+)(?:::(\w+))?`")
-SPECS = {"transport.md": "omconnect/testing/transport/", "connector.md": "omconnect/testing/"}
+SPECS = {"transport.md": "omconnect/testing/transport/", "connector.md": "omconnect/testing/",
+         "distributed.md": "tests/"}
 
 
 def _rules(spec: str) -> dict[str, list[tuple[str, str, str | None]]]:

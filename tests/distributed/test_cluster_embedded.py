@@ -102,3 +102,30 @@ def test_any_worker_describes_the_whole_cluster(cluster: ProcessCluster, workdir
 def _text(cluster: ProcessCluster, index: int, path: str) -> str:
     with urllib.request.urlopen(cluster.url(index) + path, timeout=30) as response:
         return response.read().decode()
+
+
+def test_offsets_of_a_stopped_connector_change_through_any_worker_or_the_cli(
+        cluster: ProcessCluster, workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = workdir / "offsets-in.txt"
+    source.write_text("a\nb\nc\n", encoding="utf-8")
+    cluster.create(0, "rewind", {"connector.class": "FileStreamSource", "file": source,
+                                 "topic": "rewind"})
+    committed = {"partition": {"filename": str(source)}, "offset": {"position": 6}}
+
+    def offsets_committed() -> bool:
+        status, body = cluster.request(1, "GET", "/connectors/rewind/offsets")
+        listed = body["offsets"] if status == 200 else []  # 404 until worker 1 read it
+        return bool(listed) and listed[0]["offset"]["position"] == 6
+
+    eventually(offsets_committed, 60, "the source's offsets committed")
+    body = {"offsets": [{"partition": committed["partition"], "offset": {"position": 2}}]}
+    assert cluster.request(2, "PATCH", "/connectors/rewind/offsets", body)[0] == 409
+    assert cluster.request(2, "PUT", "/connectors/rewind/stop")[0] == 204
+    status, answer = cluster.request(2, "PATCH", "/connectors/rewind/offsets", body)
+    assert status == 200, answer
+    assert cluster.get(0, "/connectors/rewind/offsets")["offsets"][0]["offset"][
+        "position"] == 2
+    capsys.readouterr()
+    assert main(["offsets", "reset", "rewind", "--worker", str(cluster.worker_file(1))]) == 0
+    assert cluster.get(2, "/connectors/rewind/offsets") == {"offsets": []}
+    assert cluster.request(0, "DELETE", "/connectors/rewind")[0] == 204
