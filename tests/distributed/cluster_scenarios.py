@@ -5,9 +5,11 @@ processes:
 * :func:`spread_and_visible` — a 6-task connector created through one worker is listed
   by all three with the same config, and its tasks are spread two per worker;
 * :func:`kill_trial` — a 6-task datagen source and a file → transport → file pipeline
-  run; one worker is SIGKILLed mid-stream; every task it ran runs elsewhere within
-  :data:`FAILOVER_BOUND_S` past the session timeout plus the rebalance delay, and the
-  output file ends with every input line (re-deliveries allowed, counted);
+  run; once the first half of the input is through and committed, the second half is
+  appended over 3 s and, half a second in, one worker is SIGKILLed; every task it ran
+  runs elsewhere within :data:`FAILOVER_BOUND_S` past the session timeout plus the
+  rebalance delay, and the output file ends with every input line (re-deliveries
+  allowed, counted);
 * :func:`conflicting_writes` — two workers given conflicting changes at the same moment
   end with one config on all three (creates: one 201 and one 409);
 * :func:`joining_moves_few` — a fourth worker joining takes tasks over, stopping no more
@@ -39,8 +41,9 @@ through the config log, stopping nothing and starting the moved tasks (each open
 consumer or offset store; a sink then rejoins its consumer group, half a session timeout
 on Kafka). Measured 2-6 s here; the bound leaves room for a loaded machine."""
 
+FLUSH_INTERVAL_S = 0.5
 WORKER_SETTINGS = {"key.converter": "string", "value.converter": "string",
-                   "offset.flush.interval.ms": 500,
+                   "offset.flush.interval.ms": int(FLUSH_INTERVAL_S * 1000),
                    "scheduled.rebalance.max.delay.ms": REBALANCE_DELAY_MS}
 """Settings every worker of these tests has besides its transport's."""
 
@@ -147,7 +150,8 @@ def kill_trial(cluster: ProcessCluster, workdir: Path, trial: int, *,
                             "topic": topic, "topic.creation.default.partitions": TASKS,
                             "batch.size": 200})
     wait_spread(cluster, gen, live)
-    eventually(lambda: len(_lines(out)) >= first // 2, 120, f"trial {trial}: lines flowing")
+    eventually(lambda: len(_lines(out)) >= first, 120, f"trial {trial}: lines flowing")
+    time.sleep(2 * FLUSH_INTERVAL_S)  # the first half committed
     source_owner = task_placement(cluster.status(0, src))[0][1]
     sink_owner = task_placement(cluster.status(0, sink))[0][1]
     victim_id = sink_owner if trial % 2 == 0 else source_owner
@@ -160,6 +164,7 @@ def kill_trial(cluster: ProcessCluster, workdir: Path, trial: int, *,
     appender = threading.Thread(target=_append_slowly,
                                 args=(source_file, expected[first:]), daemon=True)
     appender.start()
+    time.sleep(0.5)  # mid-stream: lines are being read, sent and written
     killed_at = time.monotonic()
     cluster.kill(victim)
     for name in (gen, src, sink):
