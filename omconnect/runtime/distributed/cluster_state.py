@@ -174,6 +174,29 @@ class ClusterState:
         """(worker, session) of slot 0's latest claimant: the leader."""
         return self.slot_owners.get(0)
 
+    def work(self) -> tuple[set[str], set[TaskKey]]:
+        """What should run: connector instances and tasks of connectors not stopped."""
+        connectors = {n for n, c in self.connectors.items() if c.target is not State.STOPPED}
+        tasks = {(n, i) for n, c in self.connectors.items() for i in range(c.task_count)}
+        return connectors, tasks
+
+    def rebalancing(self) -> bool:
+        """Whether some work is not running on a live worker (unplaced, waiting for a
+        departed worker, being moved) or a live worker has not carried out the
+        assignment in force yet.
+        """
+        alive = {w: m.session for w, m in self.alive.items()}
+        placed: set[str | TaskKey] = set()
+        for worker, share in self.assignment.workers.items():
+            if alive.get(worker) == share.session:
+                placed.update(share.connectors)
+                placed.update(share.tasks)
+        connectors, tasks = self.work()
+        if (connectors | tasks) - placed:
+            return True
+        return any(self.acknowledged.get(w, ("", 0))[1] < self.assignment.generation
+                   for w in alive if w in self.assignment.workers)
+
     def share_of(self, worker: str, session: str) -> WorkerAssignment | None:
         """What the current assignment gives ``worker``'s ``session`` (``None``:
         nothing, or its share belongs to an earlier session).

@@ -16,7 +16,8 @@ its consumer group and its ordered logs are the whole coordination:
   slot; who leads: slot 0's) and assignments. A change made through any worker's API is
   a record; its outcome (created, 409, ...) is decided where the record lands in the
   log, the same on every worker.
-* **Assignment** (:mod:`~omconnect.runtime.distributed.assignor`): the leader publishes
+* **Assignment** (:mod:`~omconnect.runtime.distributed.leadership`,
+  :mod:`~omconnect.runtime.distributed.assignor`): the leader publishes
   who runs which connector instance and task, incrementally (what runs stays put; a
   departed worker is waited for; a move is a revocation, acknowledged, then a
   placement). Every worker starts and stops only the differences
@@ -56,8 +57,8 @@ from omconnect.runtime.connector_config import (
 from omconnect.runtime.connector_entry import ConnectorEntry, kind_of, target_state
 from omconnect.runtime.distributed import cluster_state as outcomes
 from omconnect.runtime.distributed.assignment import TaskKey
-from omconnect.runtime.distributed.assignor import next_assignment
 from omconnect.runtime.distributed.cluster_state import ClusterState, ConnectorState
+from omconnect.runtime.distributed.leadership import Leadership
 from omconnect.runtime.distributed.local_work import GeneratedTasks, LocalWork
 from omconnect.runtime.distributed.membership import Membership
 from omconnect.runtime.distributed.rebalance_metrics import RebalanceMetrics
@@ -149,9 +150,8 @@ class DistributedHerder:
         self._stopping = threading.Event()
         self._running = False
         self._slots: frozenset[int] = frozenset()
-        self._departed_since: dict[str, float] = {}
-        self._published: tuple[int, float] | None = None
-        self._recheck_at: float | None = None
+        self._leadership = Leadership(self.worker_id, self.session, delay_s=self._delay_s,
+                                      timeout_s=self._timeout)
         self._applied_generation = 0
         self._reconfigure: set[str] = set()
         self._kinds: dict[str, tuple[str, str]] = {}
@@ -326,8 +326,9 @@ class DistributedHerder:
     def _run(self) -> None:
         while not self._stopping.is_set():
             wait = _TICK_S
-            if self._recheck_at is not None:
-                wait = max(0.0, min(wait, self._recheck_at - time.monotonic()))
+            recheck = self._leadership.recheck_at
+            if recheck is not None:
+                wait = max(0.0, min(wait, recheck - time.monotonic()))
             self._wake.wait(wait)
             self._wake.clear()
             if self._stopping.is_set():
@@ -437,64 +438,21 @@ class DistributedHerder:
 
     def _lead(self) -> None:
         """As the leader, publish the next assignment when it differs."""
-        now = time.monotonic()
         with self._state_lock:
-            state = self._state
-            if state.leader != (self.worker_id, self.session) or 0 not in self._slots:
-                self._departed_since.clear()
-                self._recheck_at = None
-                return
-            current = state.assignment
-            if self._published is not None:
-                generation, at = self._published
-                if current.generation < generation and now - at < self._timeout:
-                    return
-                self._published = None
-            alive = {w: (m.session, m.url) for w, m in state.alive.items()}
-            connectors = {n for n, c in state.connectors.items()
-                          if c.target is not State.STOPPED}
-            tasks = {(n, i) for n, c in state.connectors.items()
-                     for i in range(c.task_count)}
-            released = dict(state.released)
-        for worker in list(self._departed_since):
-            if worker in alive or worker not in current.workers:
-                del self._departed_since[worker]
-        for worker in current.workers:
-            if worker not in alive:
-                self._departed_since.setdefault(worker, now)
-        plan = next_assignment(current=current, alive=alive, connectors=connectors,
-                               tasks=tasks, released=released,
-                               departed_since=self._departed_since, now=now,
-                               delay_s=self._delay_s)
-        self._recheck_at = plan.recheck_at
-        if plan.workers is None:
+            record = self._leadership.step(self._state, self._slots, time.monotonic())
+        if record is None:
             return
-        generation = current.generation + 1
-        self._published = (generation, now)
         assert self._log is not None
-        self._log.append({"kind": "assignment", "leader": self.worker_id,
-                          "session": self.session, "generation": generation,
-                          "workers": {w: s.to_json() for w, s in plan.workers.items()}},
-                         self._timeout)
-        _log.info("worker %s (leader): assignment %d: %s", self.worker_id, generation,
-                  {w: (len(s.connectors), len(s.tasks)) for w, s in plan.workers.items()})
+        self._log.append(record, self._timeout)
+        _log.info("worker %s (leader): assignment %d: %s", self.worker_id,
+                  record["generation"], {w: (len(s["connectors"]), len(s["tasks"]))
+                                         for w, s in record["workers"].items()})
 
     def _observe(self) -> None:
-        """Update the rebalance metrics and publish them when they change."""
+        """Update the rebalance metrics; publish them in the status store on a change."""
         with self._state_lock:
-            state = self._state
-            alive = {w: m.session for w, m in state.alive.items()}
-            placed = {item for w, share in state.assignment.workers.items()
-                      if alive.get(w) == share.session
-                      for item in (*share.connectors, *share.tasks)}
-            wanted = {n for n, c in state.connectors.items() if c.target is not State.STOPPED}
-            wanted_tasks = {(n, i) for n, c in state.connectors.items()
-                            for i in range(c.task_count)}
-            unplaced = (wanted - placed) | (wanted_tasks - placed)
-            unacknowledged = any(state.acknowledged.get(w, ("", 0))[1]
-                                 < state.assignment.generation
-                                 for w in alive if w in state.assignment.workers)
-        self.metrics_of_rebalances.rebalancing(bool(unplaced) or unacknowledged)
+            rebalancing = self._state.rebalancing()
+        self.metrics_of_rebalances.rebalancing(rebalancing)
         snapshot = self.metrics_of_rebalances.snapshot()
         published = (snapshot.rebalances, snapshot.rebalancing, snapshot.generation,
                      snapshot.connectors, snapshot.tasks, self.url)
@@ -505,8 +463,7 @@ class DistributedHerder:
                   "rebalances": snapshot.rebalances,
                   "rebalance_seconds": round(snapshot.rebalance_seconds, 3),
                   "rebalancing": snapshot.rebalancing, "generation": snapshot.generation,
-                  "connectors": snapshot.connectors, "tasks": snapshot.tasks,
-                  "task_stops": self._work.task_stops if self._work is not None else 0}
+                  "connectors": snapshot.connectors, "tasks": snapshot.tasks}
         self._statuses.put(_WORKER_KEY + self.worker_id, json.dumps(record).encode())
 
     # -- queries -------------------------------------------------------------------------
@@ -548,13 +505,6 @@ class DistributedHerder:
         return ClusterInfo(mode="distributed", group_id=self.group_id,
                            worker_id=self.worker_id, leader=leader,
                            generation=assignment.generation, workers=tuple(workers))
-
-    def worker_stats(self) -> dict[str, dict[str, Any]]:
-        """What each worker last published about itself (rebalances, task stops, ...)."""
-        self.open()
-        assert self._statuses is not None
-        return {key[len(_WORKER_KEY):]: json.loads(value)
-                for key, value in self._statuses.scan(_WORKER_KEY)}
 
     def connectors(self) -> list[str]:
         """Every connector of the cluster, sorted."""
