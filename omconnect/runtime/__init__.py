@@ -1,8 +1,10 @@
-"""The standalone runtime: a worker that runs connectors' tasks on a transport.
+"""The runtime: workers that run connectors' tasks on a transport.
 
-Start with :class:`StandaloneHerder` (the API the CLI and the REST API use); the worker's
-settings are :data:`WORKER_CONFIG_DEF`, the settings every connector takes
-:data:`COMMON_CONFIG_DEF`. See ``docs/runtime.md``.
+Start with :class:`StandaloneHerder` (one worker running its own connectors) or
+:class:`DistributedHerder` (a worker of a cluster); both implement :class:`Herder`, the
+API the CLI and the REST API use. The worker's settings are :data:`WORKER_CONFIG_DEF`
+(and :data:`DISTRIBUTED_CONFIG_DEF` in a cluster), the settings every connector takes
+:data:`COMMON_CONFIG_DEF`. See ``docs/runtime.md`` and ``docs/distributed.md``.
 
 Names are imported on first use, so importing one module of the runtime (the Spark
 adapter's Python workers import ``worker_config`` and ``record_conversion``) does not load
@@ -21,8 +23,10 @@ if TYPE_CHECKING:
         ConfigValidation,
         validate_connector_config,
     )
+    from omconnect.runtime.distributed.herder import DistributedHerder
     from omconnect.runtime.gc_tuning import WORKER_GC_THRESHOLDS, tune_gc
     from omconnect.runtime.herder import StandaloneHerder
+    from omconnect.runtime.herder_api import Herder
     from omconnect.runtime.herder_errors import (
         ConnectorExistsError,
         ConnectorNotFoundError,
@@ -31,6 +35,7 @@ if TYPE_CHECKING:
     from omconnect.runtime.metrics import TaskMetricsSnapshot
     from omconnect.runtime.retry_with_tolerance import Stage, ToleranceExceededError
     from omconnect.runtime.status import (
+        ClusterInfo,
         ConnectorInfo,
         ConnectorOffsets,
         ConnectorStatus,
@@ -38,14 +43,21 @@ if TYPE_CHECKING:
         StateInfo,
         TaskInfo,
         TaskStatus,
+        WorkerInfo,
     )
-    from omconnect.runtime.worker_config import WORKER_CONFIG_DEF, WorkerConfig
+    from omconnect.runtime.worker_config import (
+        DISTRIBUTED_CONFIG_DEF,
+        WORKER_CONFIG_DEF,
+        WorkerConfig,
+    )
 
 __all__ = [
     "COMMON_CONFIG_DEF",
+    "DISTRIBUTED_CONFIG_DEF",
     "SINK_CONFIG_DEF",
     "WORKER_CONFIG_DEF",
     "WORKER_GC_THRESHOLDS",
+    "ClusterInfo",
     "ConfigValidation",
     "ConnectorExistsError",
     "ConnectorInfo",
@@ -53,6 +65,8 @@ __all__ = [
     "ConnectorOffsets",
     "ConnectorStateError",
     "ConnectorStatus",
+    "DistributedHerder",
+    "Herder",
     "PluginInfo",
     "Stage",
     "StandaloneHerder",
@@ -62,12 +76,18 @@ __all__ = [
     "TaskStatus",
     "ToleranceExceededError",
     "WorkerConfig",
+    "WorkerInfo",
     "tune_gc",
     "validate_connector_config",
 ]
 
 _HOMES = {
     "COMMON_CONFIG_DEF": "connector_config",
+    "ClusterInfo": "status",
+    "DISTRIBUTED_CONFIG_DEF": "worker_config",
+    "DistributedHerder": "distributed.herder",
+    "Herder": "herder_api",
+    "WorkerInfo": "status",
     "ConfigValidation": "connector_config",
     "ConnectorExistsError": "herder_errors",
     "ConnectorInfo": "status",
